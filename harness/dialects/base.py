@@ -1,0 +1,163 @@
+"""What a SQL dialect is: a feature table plus a few spelling hooks.
+
+A dialect never runs anything and never drops a clause: when the model holds
+something the dialect's feature table lacks, rendering raises
+`Unsupported(feature)`. The one SQL writer (`harness.sql.writer`) branches on
+these fields, never on a dialect's name.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass, field
+from decimal import Decimal
+from enum import Enum
+
+from harness.types import SqlType, TypeKind, canonical_type_name
+
+
+class Feature(Enum):
+    """Syntax and semantics a dialect may lack. The value is the name used in
+    `Unsupported(feature)`, verdicts, reports and (later) the baseline."""
+
+    GROUPS_FRAME = "frame.groups"
+    RANGE_OFFSET = "frame.range-offset"  # RANGE n PRECEDING/FOLLOWING
+    RANGE_INTERVAL = "frame.range-interval"  # RANGE over dates/timestamps with INTERVAL
+    EXCLUDE = "frame.exclude"
+    FRAME_ON_RANKING = "frame.on-ranking-function"  # an explicit frame on rank/lag/...
+    IGNORE_NULLS = "null-treatment"
+    NTH_VALUE_FROM_LAST = "nth_value.from-last"
+    DISTINCT_WINDOW_AGGREGATE = "window.distinct-aggregate"
+    FILTER_WINDOW_AGGREGATE = "window.filter"
+    ORDERED_AGGREGATE = "aggregate.order-by"  # string_agg(x, ',' ORDER BY k)
+    NULLS_ORDER = "order.nulls-first-last"
+    NAMED_WINDOW = "window.named"
+    LIMIT_OFFSET = "limit.offset"
+    FULL_JOIN = "join.full"
+    INTERVAL_LITERAL = "literal.interval"
+    NAN_LITERAL = "literal.nan"
+
+
+ALL_FEATURES = frozenset(Feature)
+
+
+class IgnoreNullsPlacement(Enum):
+    OUTSIDE = "outside"  # standard: lag(x) IGNORE NULLS OVER (...)
+    INSIDE = "inside"  # DuckDB: lag(x IGNORE NULLS) OVER (...)
+
+
+@dataclass(frozen=True)
+class NullOrdering:
+    """Where an engine puts NULLs when ORDER BY says nothing."""
+
+    nulls_first_asc: bool
+    nulls_first_desc: bool
+
+    def nulls_first(self, descending: bool) -> bool:
+        return self.nulls_first_desc if descending else self.nulls_first_asc
+
+
+NULLS_LARGEST = NullOrdering(nulls_first_asc=False, nulls_first_desc=True)  # PostgreSQL, DataFusion
+NULLS_SMALLEST = NullOrdering(nulls_first_asc=True, nulls_first_desc=False)  # Spark, SQLite
+NULLS_ALWAYS_LAST = NullOrdering(nulls_first_asc=False, nulls_first_desc=False)  # DuckDB >= 0.8
+
+
+# Words that must be quoted when used as identifiers in any dialect we speak.
+KEYWORDS = frozenset(
+    """all and any array as asc between both by case cast cross current date default
+    desc distinct else end exclude except false fetch filter first following for from full
+    group groups having ignore in inner interval intersect is join last lateral leading left
+    like limit natural not null nulls offset on or order others outer over partition
+    preceding range respect right row rows select some table then ties time timestamp to
+    trailing true unbounded union unique using values when where window with""".split()
+)
+
+
+def _standard_string(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _standard_float(value: float, type_name: str) -> str:
+    if math.isnan(value):
+        return f"CAST('NaN' AS {type_name})"
+    if math.isinf(value):
+        return f"CAST('{'-' if value < 0 else ''}Infinity' AS {type_name})"
+    if type_name == "DOUBLE PRECISION":
+        return _float_e(value)
+    return f"CAST({_float_e(value)} AS {type_name})"
+
+
+def _float_e(value: float) -> str:
+    """A double literal in E notation, which every dialect reads as a double."""
+    text = repr(value)
+    mantissa, _, exponent = text.partition("e")
+    return f"{mantissa}E{exponent or '0'}"
+
+
+@dataclass(frozen=True, eq=False)
+class Dialect:
+    """A dialect: data first, with overridable spelling methods for the rest.
+
+    Subclass (or instantiate with other field values) per engine; list only
+    what differs from the canonical dialect.
+    """
+
+    name: str
+    unsupported: frozenset[Feature] = frozenset()
+    # Function names in this dialect, where they differ from the canonical name.
+    function_names: dict[str, str] = field(default_factory=dict)
+    # Functions this dialect lacks entirely (canonical names).
+    missing_functions: frozenset[str] = frozenset()
+    ignore_nulls_placement: IgnoreNullsPlacement = IgnoreNullsPlacement.OUTSIDE
+    default_null_ordering: NullOrdering = NULLS_LARGEST
+    identifier_quote: str = '"'
+    type_names: dict[TypeKind, str] = field(default_factory=dict)
+
+    def supports(self, feature: Feature) -> bool:
+        return feature not in self.unsupported
+
+    # -- identifiers ------------------------------------------------------
+
+    def needs_quotes(self, name: str) -> bool:
+        plain = name.isascii() and (name[:1].isalpha() or name[:1] == "_")
+        plain = plain and all(c.islower() or c.isdigit() or c == "_" for c in name)
+        return not plain or name in KEYWORDS
+
+    def quote(self, name: str) -> str:
+        if not self.needs_quotes(name):
+            return name
+        q = self.identifier_quote
+        return q + name.replace(q, q + q) + q
+
+    # -- types and literals ----------------------------------------------
+
+    def type_name(self, t: SqlType) -> str:
+        if t.kind in self.type_names:
+            return self.type_names[t.kind]
+        return canonical_type_name(t)
+
+    def string_literal(self, value: str) -> str:
+        return _standard_string(value)
+
+    def float_literal(self, value: float, t: SqlType) -> str:
+        return _standard_float(value, self.type_name(t))
+
+    def decimal_literal(self, value: Decimal, t: SqlType) -> str:
+        # A plain 1.50 is DECIMAL(3,2) in the standard; the CAST pins p and s.
+        return f"CAST({format(value, 'f')} AS {self.type_name(t)})"
+
+    def integer_literal(self, value: int, t: SqlType) -> str:
+        return str(value)
+
+    def date_literal(self, value: dt.date) -> str:
+        return f"DATE '{value.isoformat()}'"
+
+    def timestamp_literal(self, value: dt.datetime) -> str:
+        return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
+
+    def interval_literal(self, count: int, unit: str) -> str:
+        return f"INTERVAL '{count}' {unit}"
+
+    def function_name(self, canonical: str) -> str:
+        return self.function_names.get(canonical, canonical)

@@ -1,0 +1,46 @@
+"""What an engine adapter is.
+
+An adapter loads Arrow tables, runs SQL text in its own dialect and returns
+Arrow. It translates the engine's native exceptions into the harness's error
+types exactly once, here in the adapter layer: `EngineError` for a query the
+engine rejected or failed, `EngineCrash` when its process died,
+`EngineTimeout` when it did not answer. It never decides a verdict.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+
+import pyarrow as pa
+
+from harness.dialects.base import Dialect
+from harness.model import Query
+
+
+class Engine(ABC):
+    """One engine (under one configuration) that can run queries of the model."""
+
+    name: str
+    dialect: Dialect
+
+    @abstractmethod
+    def version(self) -> str:
+        """The engine's version string, e.g. '2.0.0'."""
+
+    def render(self, query: Query) -> str:
+        """The SQL this engine runs for `query`; raises Unsupported when it cannot."""
+        from harness.sql.writer import write
+
+        return write(query, self.dialect)
+
+    def execute(self, query: Query, tables: Mapping[str, pa.Table]) -> pa.Table:
+        """Render `query` in this engine's dialect and run it over `tables`."""
+        return self.run(tables, self.render(query))
+
+    @abstractmethod
+    def run(self, tables: Mapping[str, pa.Table], sql: str) -> pa.Table:
+        """Run SQL text over the given tables (registered under their names)."""
+
+    def close(self) -> None:
+        """Release the engine's resources; the default holds none."""

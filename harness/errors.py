@@ -1,0 +1,78 @@
+"""The one error hierarchy of the harness.
+
+Native engine exceptions are translated into these once, in the engine
+adapter; everything downstream (verdicts, findings, exit codes) speaks only
+these types.
+"""
+
+from __future__ import annotations
+
+
+class HarnessError(Exception):
+    """Base of every error the harness raises on purpose."""
+
+
+class InvalidInput(HarnessError):
+    """Bad input from a user: a case file, a query, a command-line value.
+
+    `where` names the file, field or option so the message can point at it.
+    """
+
+    def __init__(self, message: str, where: str | None = None) -> None:
+        self.where = where
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+class InvalidCase(InvalidInput):
+    """A malformed case file."""
+
+
+class InvalidQuery(InvalidInput):
+    """SQL text the canonical parser cannot read, or a model that is not valid."""
+
+
+class Unsupported(HarnessError):
+    """A feature that a dialect or engine does not offer.
+
+    Raised by a dialect when it cannot express a clause (nothing is ever
+    dropped), or by an engine adapter when the engine rejects a feature that
+    its dialect declares missing. The verdict is `unsupported`.
+    """
+
+    def __init__(self, feature: str, detail: str = "") -> None:
+        self.feature = feature
+        self.detail = detail
+        super().__init__(f"unsupported: {feature}" + (f" ({detail})" if detail else ""))
+
+
+class EngineError(HarnessError):
+    """The engine rejected or failed a query it should have run."""
+
+    def __init__(self, engine: str, message: str) -> None:
+        self.engine = engine
+        self.message = message
+        super().__init__(f"{engine}: {message}")
+
+
+class EngineCrash(EngineError):
+    """The engine's process died while running a query."""
+
+
+class EngineTimeout(EngineError):
+    """The engine did not answer within the time limit."""
+
+
+class EngineUnavailable(HarnessError):
+    """An engine that was asked for cannot be started (not installed, no Java...)."""
+
+    def __init__(self, engine: str, reason: str) -> None:
+        self.engine = engine
+        super().__init__(f"engine {engine!r} is not available: {reason}")
+
+
+class ReferenceGap(HarnessError):
+    """The reference implementation cannot evaluate a query (a gap in the oracle)."""
+
+
+class EvaluationError(HarnessError):
+    """A query that is invalid by definition (e.g. ntile(0)); engines should reject it too."""

@@ -1,0 +1,179 @@
+"""The function table: one typed spec per function the model can call.
+
+Everything that needs to know what a function is (the parser, the dialects,
+the reference, the comparator's tie rules, later the generators) reads it
+here, instead of keeping its own list of names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+
+from harness import types as T
+from harness.errors import InvalidQuery
+from harness.types import SqlType, TypeKind
+
+
+class FunctionKind(Enum):
+    WINDOW = "window"  # only with OVER: ranking and value functions
+    AGGREGATE = "aggregate"  # with GROUP BY, or with OVER as a window aggregate
+    SCALAR = "scalar"
+
+
+TypeRule = Callable[[tuple[SqlType | None, ...]], SqlType | None]
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    name: str
+    kind: FunctionKind
+    min_args: int
+    max_args: int
+    result: TypeRule
+    # True when the value for a row can change with the order of its peers,
+    # whatever the frame (row_number, ntile, lag/lead, ordered aggregates).
+    order_sensitive: bool = False
+    # True when the function reads the frame (aggregates, first/last/nth_value).
+    uses_frame: bool = False
+    ignore_nulls: bool = False  # accepts IGNORE/RESPECT NULLS
+    from_last: bool = False  # accepts FROM FIRST/LAST
+    star: bool = False  # accepts `*` as its only argument (count(*))
+    # Aggregates whose value depends on the order of the rows fed to them.
+    ordered_aggregate: bool = False
+
+    def check_arity(self, n: int) -> None:
+        if not (self.min_args <= n <= self.max_args):
+            want = (
+                str(self.min_args)
+                if self.min_args == self.max_args
+                else f"{self.min_args} to {self.max_args}"
+            )
+            raise InvalidQuery(f"{self.name}() takes {want} arguments, got {n}")
+
+
+def _fixed(t: SqlType) -> TypeRule:
+    return lambda args: t
+
+
+def _first_arg(args: tuple[SqlType | None, ...]) -> SqlType | None:
+    return args[0] if args else None
+
+
+def _sum_type(args: tuple[SqlType | None, ...]) -> SqlType | None:
+    t = args[0]
+    if t is None:
+        return None
+    if t.is_integer:
+        return T.INT64
+    if t.kind is TypeKind.DECIMAL:
+        return T.decimal(38, t.scale)
+    if t.is_float:
+        return T.FLOAT64
+    raise InvalidQuery(f"sum() needs a numeric argument, got {t}")
+
+
+def _avg_type(args: tuple[SqlType | None, ...]) -> SqlType | None:
+    t = args[0]
+    if t is None:
+        return None
+    if t.kind is TypeKind.DECIMAL:
+        # The standard keeps avg(decimal) exact; scale grows so the quotient fits.
+        return T.decimal(38, min(max(t.scale + 4, 6), 18))
+    if t.is_numeric:
+        return T.FLOAT64
+    raise InvalidQuery(f"avg() needs a numeric argument, got {t}")
+
+
+def _common_type(args: tuple[SqlType | None, ...]) -> SqlType | None:
+    known = [a for a in args if a is not None]
+    return known[0] if known else None
+
+
+def _spec(name: str, kind: FunctionKind, arity: tuple[int, int], result: TypeRule, **kw) -> FunctionSpec:
+    return FunctionSpec(name, kind, arity[0], arity[1], result, **kw)
+
+
+W, A, S = FunctionKind.WINDOW, FunctionKind.AGGREGATE, FunctionKind.SCALAR
+
+_SPECS = [
+    # Ranking functions: the frame is ignored by definition.
+    _spec("row_number", W, (0, 0), _fixed(T.INT64), order_sensitive=True),
+    _spec("rank", W, (0, 0), _fixed(T.INT64)),
+    _spec("dense_rank", W, (0, 0), _fixed(T.INT64)),
+    _spec("percent_rank", W, (0, 0), _fixed(T.FLOAT64)),
+    _spec("cume_dist", W, (0, 0), _fixed(T.FLOAT64)),
+    _spec("ntile", W, (1, 1), _fixed(T.INT64), order_sensitive=True),
+    # Offset functions: relative to the current row in the partition's order.
+    _spec("lag", W, (1, 3), _first_arg, order_sensitive=True, ignore_nulls=True),
+    _spec("lead", W, (1, 3), _first_arg, order_sensitive=True, ignore_nulls=True),
+    # Value functions: read the frame.
+    _spec("first_value", W, (1, 1), _first_arg, order_sensitive=True, uses_frame=True, ignore_nulls=True),
+    _spec("last_value", W, (1, 1), _first_arg, order_sensitive=True, uses_frame=True, ignore_nulls=True),
+    _spec("nth_value", W, (2, 2), _first_arg, order_sensitive=True, uses_frame=True,
+          ignore_nulls=True, from_last=True),
+    # Aggregates.
+    _spec("count", A, (0, 1), _fixed(T.INT64), uses_frame=True, star=True),
+    _spec("sum", A, (1, 1), _sum_type, uses_frame=True),
+    _spec("avg", A, (1, 1), _avg_type, uses_frame=True),
+    _spec("min", A, (1, 1), _first_arg, uses_frame=True),
+    _spec("max", A, (1, 1), _first_arg, uses_frame=True),
+    _spec("stddev_samp", A, (1, 1), _fixed(T.FLOAT64), uses_frame=True),
+    _spec("stddev_pop", A, (1, 1), _fixed(T.FLOAT64), uses_frame=True),
+    _spec("var_samp", A, (1, 1), _fixed(T.FLOAT64), uses_frame=True),
+    _spec("var_pop", A, (1, 1), _fixed(T.FLOAT64), uses_frame=True),
+    _spec("bool_and", A, (1, 1), _fixed(T.BOOL), uses_frame=True),
+    _spec("bool_or", A, (1, 1), _fixed(T.BOOL), uses_frame=True),
+    _spec("string_agg", A, (2, 2), _fixed(T.STRING), uses_frame=True, ordered_aggregate=True),
+    # Scalars that queries compose with.
+    _spec("coalesce", S, (1, 16), _common_type),
+    _spec("nullif", S, (2, 2), _first_arg),
+    _spec("abs", S, (1, 1), _first_arg),
+]
+
+FUNCTIONS: dict[str, FunctionSpec] = {s.name: s for s in _SPECS}
+
+
+def lookup(name: str) -> FunctionSpec:
+    spec = FUNCTIONS.get(name.lower())
+    if spec is None:
+        raise InvalidQuery(f"unknown function {name!r}")
+    return spec
+
+
+def is_aggregate(name: str) -> bool:
+    spec = FUNCTIONS.get(name.lower())
+    return spec is not None and spec.kind is FunctionKind.AGGREGATE
+
+
+def frame_is_whole_partition(frame: object) -> bool:
+    """True for a frame that always spans the whole partition."""
+    from harness.model import BoundKind, Frame
+
+    return (
+        isinstance(frame, Frame)
+        and frame.start.kind is BoundKind.UNBOUNDED_PRECEDING
+        and frame.end.kind is BoundKind.UNBOUNDED_FOLLOWING
+        and frame.exclusion in (None,)
+    )
+
+
+def is_order_sensitive(call: object, frame: object, has_order_by: bool) -> bool:
+    """Can this window call's value change with the order of peers?
+
+    `frame` is the resolved frame (None = default). Ranking/offset/value
+    functions and ordered aggregates always can; other aggregates can only
+    over a ROWS frame that is not the whole partition (RANGE and GROUPS
+    frames are unions of peer groups, and the default frame is RANGE).
+    EXCLUDE CURRENT ROW / TIES over ROWS also depends on the row's position.
+    """
+    from harness.model import FrameMode, FuncCall
+
+    assert isinstance(call, FuncCall)
+    spec = lookup(call.name)
+    if spec.order_sensitive or spec.ordered_aggregate:
+        return True
+    if spec.kind is not FunctionKind.AGGREGATE or frame is None:
+        return False
+    return frame.mode is FrameMode.ROWS and not frame_is_whole_partition(frame)  # type: ignore[attr-defined]

@@ -1,0 +1,444 @@
+"""The query model: typed, immutable dataclasses for the queries the harness expresses.
+
+Everything downstream works on this model: the canonical SQL writer and parser
+(`harness.sql`), the dialects that render it for each engine, the reference
+implementation that evaluates it, and (later) the generators and the batching
+rewrite. Nodes are frozen and hold tuples, so they hash, compare by value, and
+can be shared freely.
+
+Conventions:
+- `None` in an optional clause means "not written" (the engine default),
+  never "whatever": e.g. `SortKey.nulls is None` is the engine's default null
+  order and `WindowSpec.frame is None` is the default frame.
+- Identifiers are stored as written, case preserved; the writer quotes them
+  when they need quoting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Union
+
+from harness.errors import InvalidQuery
+from harness.types import SqlType
+
+# ---------------------------------------------------------------------------
+# Scalar expressions
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column reference, optionally qualified by a table name or alias."""
+
+    name: str
+    table: str | None = None
+
+
+@dataclass(frozen=True)
+class Literal:
+    """A constant. `type` is None only for an untyped NULL.
+
+    Python values by type: bool; int (integer types); float (REAL/DOUBLE,
+    including nan/inf/-0.0); Decimal (DECIMAL); str (VARCHAR);
+    datetime.date (DATE); datetime.datetime (TIMESTAMP, naive).
+    """
+
+    value: object
+    type: SqlType | None
+
+
+class IntervalUnit(Enum):
+    YEAR = "YEAR"
+    MONTH = "MONTH"
+    DAY = "DAY"
+    HOUR = "HOUR"
+    MINUTE = "MINUTE"
+    SECOND = "SECOND"
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An interval constant such as INTERVAL '3' DAY (used by RANGE offsets)."""
+
+    count: int
+    unit: IntervalUnit
+
+
+@dataclass(frozen=True)
+class Star:
+    """`*` in count(*) or the select list (optionally `t.*`)."""
+
+    table: str | None = None
+
+
+class BinaryOperator(Enum):
+    ADD = "+"
+    SUB = "-"
+    MUL = "*"
+    DIV = "/"
+    MOD = "%"
+    CONCAT = "||"
+    EQ = "="
+    NE = "<>"
+    LT = "<"
+    LE = "<="
+    GT = ">"
+    GE = ">="
+    AND = "AND"
+    OR = "OR"
+
+
+COMPARISONS = frozenset(
+    {BinaryOperator.EQ, BinaryOperator.NE, BinaryOperator.LT,
+     BinaryOperator.LE, BinaryOperator.GT, BinaryOperator.GE}
+)
+
+
+@dataclass(frozen=True)
+class BinaryOp:
+    op: BinaryOperator
+    left: Expr
+    right: Expr
+
+
+class UnaryOperator(Enum):
+    NOT = "NOT"
+    NEG = "-"
+
+
+@dataclass(frozen=True)
+class UnaryOp:
+    op: UnaryOperator
+    operand: Expr
+
+
+@dataclass(frozen=True)
+class IsNull:
+    """`operand IS NULL`, or `IS NOT NULL` when negated."""
+
+    operand: Expr
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class Case:
+    """Searched CASE: WHEN cond THEN result ... [ELSE default] END."""
+
+    whens: tuple[tuple[Expr, Expr], ...]
+    default: Expr | None = None
+
+
+@dataclass(frozen=True)
+class Cast:
+    operand: Expr
+    to: SqlType
+
+
+class NullTreatment(Enum):
+    RESPECT = "RESPECT NULLS"
+    IGNORE = "IGNORE NULLS"
+
+
+@dataclass(frozen=True)
+class FuncCall:
+    """A call of a scalar, aggregate or window function.
+
+    Which of the three it is comes from the function table
+    (`harness.functions`), not from this node. Aggregate-only clauses:
+    `distinct`, `filter`, `order_by` (e.g. string_agg(s, ',' ORDER BY k)).
+    Window-only clauses: `null_treatment` (IGNORE/RESPECT NULLS) and
+    `from_last` (nth_value FROM FIRST = False / FROM LAST = True).
+    """
+
+    name: str  # lower case
+    args: tuple[Expr, ...] = ()
+    distinct: bool = False
+    filter: Expr | None = None
+    order_by: tuple[SortKey, ...] = ()
+    null_treatment: NullTreatment | None = None
+    from_last: bool | None = None
+
+
+@dataclass(frozen=True)
+class WindowExpr:
+    """`func OVER window`."""
+
+    func: FuncCall
+    window: WindowSpec
+
+
+Expr = Union[
+    Column, Literal, Interval, Star, BinaryOp, UnaryOp, IsNull, Case, Cast, FuncCall, WindowExpr
+]
+
+# ---------------------------------------------------------------------------
+# Windows
+
+
+class NullsOrder(Enum):
+    FIRST = "NULLS FIRST"
+    LAST = "NULLS LAST"
+
+
+@dataclass(frozen=True)
+class SortKey:
+    """One ORDER BY key. `nulls is None` means the engine's default null order."""
+
+    expr: Expr
+    descending: bool = False
+    nulls: NullsOrder | None = None
+
+
+class FrameMode(Enum):
+    ROWS = "ROWS"
+    RANGE = "RANGE"
+    GROUPS = "GROUPS"
+
+
+class BoundKind(Enum):
+    UNBOUNDED_PRECEDING = "UNBOUNDED PRECEDING"
+    PRECEDING = "PRECEDING"
+    CURRENT_ROW = "CURRENT ROW"
+    FOLLOWING = "FOLLOWING"
+    UNBOUNDED_FOLLOWING = "UNBOUNDED FOLLOWING"
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A frame bound; `offset` is set exactly for PRECEDING and FOLLOWING.
+
+    The offset is a Literal (integer, decimal or float) or an Interval.
+    """
+
+    kind: BoundKind
+    offset: Expr | None = None
+
+
+UNBOUNDED_PRECEDING = Bound(BoundKind.UNBOUNDED_PRECEDING)
+CURRENT_ROW = Bound(BoundKind.CURRENT_ROW)
+UNBOUNDED_FOLLOWING = Bound(BoundKind.UNBOUNDED_FOLLOWING)
+
+
+def preceding(offset: Expr) -> Bound:
+    return Bound(BoundKind.PRECEDING, offset)
+
+
+def following(offset: Expr) -> Bound:
+    return Bound(BoundKind.FOLLOWING, offset)
+
+
+class Exclusion(Enum):
+    NO_OTHERS = "NO OTHERS"
+    CURRENT_ROW = "CURRENT ROW"
+    GROUP = "GROUP"
+    TIES = "TIES"
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A frame clause. Always stored in BETWEEN form (the short form `ROWS 2
+    PRECEDING` is read as BETWEEN 2 PRECEDING AND CURRENT ROW).
+
+    `exclusion is None` means no EXCLUDE clause was written, which is distinct
+    from an explicit EXCLUDE NO OTHERS (a dialect without EXCLUDE raises
+    Unsupported for the latter, since it cannot write it).
+    """
+
+    mode: FrameMode
+    start: Bound
+    end: Bound
+    exclusion: Exclusion | None = None
+
+
+@dataclass(frozen=True)
+class WindowSpec:
+    """An OVER clause or a named window definition.
+
+    `base` names a window of the WINDOW clause that this one refines (`OVER w`
+    is WindowSpec(base="w")). `frame is None` is the default frame.
+    """
+
+    base: str | None = None
+    partition_by: tuple[Expr, ...] = ()
+    order_by: tuple[SortKey, ...] = ()
+    frame: Frame | None = None
+
+
+@dataclass(frozen=True)
+class NamedWindow:
+    name: str
+    spec: WindowSpec
+
+
+# ---------------------------------------------------------------------------
+# Queries
+
+
+@dataclass(frozen=True)
+class SelectItem:
+    expr: Expr
+    alias: str | None = None
+
+
+@dataclass(frozen=True)
+class TableRef:
+    name: str
+    alias: str | None = None
+
+
+@dataclass(frozen=True)
+class SubqueryRef:
+    query: Query
+    alias: str
+
+
+class JoinKind(Enum):
+    INNER = "INNER"
+    LEFT = "LEFT"
+    RIGHT = "RIGHT"
+    FULL = "FULL"
+    CROSS = "CROSS"
+
+
+@dataclass(frozen=True)
+class Join:
+    kind: JoinKind
+    left: Source
+    right: Source
+    on: Expr | None = None  # None exactly for CROSS
+
+
+Source = Union[TableRef, SubqueryRef, Join]
+
+
+@dataclass(frozen=True)
+class Select:
+    items: tuple[SelectItem, ...]
+    source: Source | None = None
+    where: Expr | None = None
+    group_by: tuple[Expr, ...] = ()
+    having: Expr | None = None
+    windows: tuple[NamedWindow, ...] = ()
+    order_by: tuple[SortKey, ...] = ()
+    limit: int | None = None
+    offset: int | None = None
+    distinct: bool = False
+
+
+@dataclass(frozen=True)
+class UnionAll:
+    """`left UNION ALL right` with optional ORDER BY / LIMIT over the result."""
+
+    left: Query
+    right: Query
+    order_by: tuple[SortKey, ...] = ()
+    limit: int | None = None
+    offset: int | None = None
+
+
+@dataclass(frozen=True)
+class CommonTable:
+    name: str
+    query: Query
+
+
+@dataclass(frozen=True)
+class With:
+    ctes: tuple[CommonTable, ...]
+    body: Query
+
+
+Query = Union[Select, UnionAll, With]
+
+# ---------------------------------------------------------------------------
+# Tables and cases
+
+
+@dataclass(frozen=True)
+class ColumnDef:
+    name: str
+    type: SqlType
+    nullable: bool = True
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    name: str
+    columns: tuple[ColumnDef, ...]
+
+    def column(self, name: str) -> ColumnDef:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+
+# ---------------------------------------------------------------------------
+# Helpers over the model
+
+
+def children(node: object) -> tuple[object, ...]:
+    """The direct sub-nodes of any model node (expressions, specs, queries)."""
+    out: list[object] = []
+    for f in getattr(node, "__dataclass_fields__", {}):
+        value = getattr(node, f)
+        if isinstance(value, tuple):
+            for v in value:
+                if isinstance(v, tuple):  # CASE's (when, then) pairs
+                    out.extend(v)
+                else:
+                    out.append(v)
+        elif hasattr(value, "__dataclass_fields__"):
+            out.append(value)
+    return tuple(out)
+
+
+def walk(node: object):
+    """All nodes below and including `node`, depth first, parents before children."""
+    yield node
+    for child in children(node):
+        yield from walk(child)
+
+
+def window_exprs(node: object) -> list[WindowExpr]:
+    """Every window expression in `node`, without descending into subqueries."""
+    found: list[WindowExpr] = []
+
+    def visit(n: object) -> None:
+        if isinstance(n, WindowExpr):
+            found.append(n)
+        if isinstance(n, (SubqueryRef, Select, UnionAll, With)) and n is not node:
+            return
+        for c in children(n):
+            visit(c)
+
+    visit(node)
+    return found
+
+
+def resolve_window(spec: WindowSpec, named: tuple[NamedWindow, ...]) -> WindowSpec:
+    """Inline the named windows a spec refines, following the standard's rules.
+
+    A refining window may add ORDER BY only if its base has none, and may not
+    add PARTITION BY; the frame comes from the refining window, or else the base.
+    """
+    if spec.base is None:
+        return spec
+    by_name = {w.name: w.spec for w in named}
+    if spec.base not in by_name:
+        raise InvalidQuery(f"window {spec.base!r} is not defined in the WINDOW clause")
+    base = resolve_window(by_name[spec.base], named)
+    if spec.partition_by:
+        raise InvalidQuery(f"a window refining {spec.base!r} cannot add PARTITION BY")
+    if spec.order_by and base.order_by:
+        raise InvalidQuery(f"a window refining {spec.base!r} cannot override its ORDER BY")
+    if base.frame is not None and (spec.order_by or spec.frame is not None):
+        raise InvalidQuery(f"window {spec.base!r} has a frame and cannot be refined")
+    return WindowSpec(
+        base=None,
+        partition_by=base.partition_by,
+        order_by=spec.order_by or base.order_by,
+        frame=spec.frame if spec.frame is not None else base.frame,
+    )
+

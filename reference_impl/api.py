@@ -1,0 +1,67 @@
+"""Types of the reference's public API. The evaluator itself lives in the
+other modules of this package."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from harness.dialects.base import NULLS_LARGEST, NullOrdering
+from harness.model import Expr, Query, SortKey
+
+# A window's identity for tie handling: its resolved PARTITION BY and ORDER BY.
+WindowKey = tuple[tuple[Expr, ...], tuple[SortKey, ...]]
+
+# Chooses the order of one peer group (rows tied on the window's ORDER BY
+# within one partition). Called with the window's key and the group's rows in
+# input order (each row maps the window input's column names to values; a
+# hidden row-id column travels along when the table has one). Returns a
+# permutation of range(len(rows)): position i of the result is the index of
+# the row placed i-th.
+PeerOrder = Callable[[WindowKey, Sequence[Mapping[str, object]]], Sequence[int]]
+
+
+@dataclass(frozen=True)
+class SemanticsProfile:
+    """By-design differences the reference can take either side of."""
+
+    name: str = "standard"
+    # Null order for ORDER BY keys that leave it unwritten.
+    null_ordering: NullOrdering = NULLS_LARGEST
+
+
+DEFAULT_PROFILE = SemanticsProfile()
+
+
+@dataclass
+class Evaluation:
+    """The reference's answer to a query.
+
+    - `table`: the result, column names as the select list's output names.
+    - `magnitudes`: for each FLOAT output column, per row, the scale against
+      which float error is judged: for a float aggregate over a frame, the sum
+      of |x| over the rows aggregated (divided by their count for avg); for
+      any other float value, its absolute value. None for non-float columns'
+      entries is not stored (the key is absent).
+    - `peer_groups`: one (WindowKey, size) per call of the `peer_order` hook,
+      in call order: the tied peer groups (size > 1) of every window used by
+      at least one order-sensitive window expression.
+    """
+
+    table: pa.Table
+    magnitudes: dict[str, list[float | None]] = field(default_factory=dict)
+    peer_groups: list[tuple[WindowKey, int]] = field(default_factory=list)
+
+
+def evaluate(
+    query: Query,
+    tables: Mapping[str, pa.Table],
+    *,
+    profile: SemanticsProfile = DEFAULT_PROFILE,
+    peer_order: PeerOrder | None = None,
+) -> Evaluation:
+    from reference_impl.query import evaluate_query
+
+    return evaluate_query(query, tables, profile=profile, peer_order=peer_order)
