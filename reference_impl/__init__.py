@@ -23,4 +23,11 @@ from reference_impl.api import (
     evaluate,
 )
 
-__all__ = ["DEFAULT_PROFILE", "Evaluation", "PeerOrder", "SemanticsProfile", "WindowKey", "evaluate"]
+__all__ = [
+    "DEFAULT_PROFILE",
+    "Evaluation",
+    "PeerOrder",
+    "SemanticsProfile",
+    "WindowKey",
+    "evaluate",
+]

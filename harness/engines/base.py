@@ -23,6 +23,15 @@ class Engine(ABC):
 
     name: str
     dialect: Dialect
+    # The reference is the oracle: the runner judges it against a case's
+    # expected rows instead of against itself.
+    is_reference: bool = False
+
+    def start(self) -> None:
+        """Start the engine now; otherwise it starts lazily on first use.
+
+        Lets callers measure start-up apart from query time.
+        """
 
     @abstractmethod
     def version(self) -> str:

@@ -1,0 +1,274 @@
+"""Case files: load, validate and represent a conformance case.
+
+The format is documented in cases/README.md. Every error names the file and
+the field, so a user can fix a malformed case without reading this code.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+import pyarrow as pa
+import yaml
+
+from harness.errors import InvalidCase, InvalidInput
+from harness.model import ColumnDef, Query, TableSchema
+from harness.types import SqlType, TypeKind, parse_type_name, to_arrow
+
+CASE_SUFFIXES = (".yaml", ".yml")
+_KNOWN_FIELDS = {"description", "tags", "tables", "sql", "expected", "profile", "id"}
+
+
+@dataclass(frozen=True)
+class Expected:
+    columns: tuple[str, ...]
+    rows: tuple[tuple[object, ...], ...]
+
+
+@dataclass(frozen=True, eq=False)
+class Case:
+    id: str
+    description: str
+    tags: tuple[str, ...]
+    schemas: tuple[TableSchema, ...]
+    tables: dict[str, pa.Table]
+    sql: str
+    query: Query
+    expected: Expected | None = None
+    profile: str | None = None
+    path: Path | None = field(default=None, compare=False)
+
+
+def discover(paths: Iterable[str | Path]) -> list[Path]:
+    """Case files under the given files and directories, sorted, without duplicates."""
+    found: set[Path] = set()
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found.update(f for f in p.rglob("*") if f.suffix in CASE_SUFFIXES and f.is_file())
+        elif p.is_file():
+            found.add(p)
+        else:
+            raise InvalidInput(f"no such case file or directory: {p}")
+    return sorted(found)
+
+
+def case_id(path: Path, roots: Iterable[Path]) -> str:
+    """The path under the nearest `cases` root (or given root) without its suffix."""
+    resolved = path.resolve()
+    for root in roots:
+        root = root.resolve()
+        base = root if root.is_dir() else root.parent
+        if resolved.is_relative_to(base):
+            return resolved.relative_to(base).with_suffix("").as_posix()
+    return path.stem
+
+
+def load_case(path: Path, case_id_: str | None = None) -> Case:
+    """Read and validate one case file."""
+    where = str(path)
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as e:
+        raise InvalidCase(f"not valid YAML: {e}", where) from None
+    except OSError as e:
+        raise InvalidCase(f"cannot read: {e.strerror}", where) from None
+    if not isinstance(doc, dict):
+        raise InvalidCase("a case file must be a YAML mapping", where)
+    unknown = set(doc) - _KNOWN_FIELDS
+    if unknown:
+        raise InvalidCase(f"unknown field(s) {sorted(unknown)}", where)
+    return _build_case(doc, where, path, case_id_ or str(doc.get("id") or path.stem))
+
+
+def _build_case(doc: dict, where: str, path: Path, cid: str) -> Case:
+    from harness.sql import parse
+
+    schemas, tables = _load_tables(_require(doc, "tables", dict, where), where)
+    sql = _require(doc, "sql", str, where)
+    try:
+        query = parse(sql)
+    except InvalidInput as e:
+        raise InvalidCase(str(e), f"{where}: sql") from None
+    expected = _load_expected(doc.get("expected"), where)
+    tags = doc.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise InvalidCase("must be a list of strings", f"{where}: tags")
+    return Case(
+        id=cid,
+        description=_require(doc, "description", str, where),
+        tags=tuple(tags),
+        schemas=schemas,
+        tables=tables,
+        sql=sql,
+        query=query,
+        expected=expected,
+        profile=doc.get("profile"),
+        path=path,
+    )
+
+
+def _require(doc: dict, key: str, kind: type, where: str):
+    if key not in doc:
+        raise InvalidCase("missing", f"{where}: {key}")
+    value = doc[key]
+    if not isinstance(value, kind):
+        raise InvalidCase(f"must be a {kind.__name__}", f"{where}: {key}")
+    return value
+
+
+def _load_tables(raw: dict, where: str) -> tuple[tuple[TableSchema, ...], dict[str, pa.Table]]:
+    schemas, tables = [], {}
+    for name, spec in raw.items():
+        at = f"{where}: tables.{name}"
+        if not isinstance(spec, dict):
+            raise InvalidCase("must be a mapping with columns and rows", at)
+        schema = _load_schema(str(name), _require(spec, "columns", dict, at), at)
+        rows = _require(spec, "rows", list, at)
+        schemas.append(schema)
+        tables[schema.name] = _to_arrow_table(schema, rows, at)
+    return tuple(schemas), tables
+
+
+def _load_schema(name: str, columns: dict, where: str) -> TableSchema:
+    defs = []
+    for col, type_text in columns.items():
+        if not isinstance(type_text, str):
+            raise InvalidCase("a column's type must be a string", f"{where}.columns.{col}")
+        defs.append(ColumnDef(str(col), parse_type_name(type_text, f"{where}.columns.{col}")))
+    if not defs:
+        raise InvalidCase("a table needs at least one column", f"{where}.columns")
+    return TableSchema(name, tuple(defs))
+
+
+def _to_arrow_table(schema: TableSchema, rows: list, where: str) -> pa.Table:
+    width = len(schema.columns)
+    columns: list[list[object]] = [[] for _ in range(width)]
+    for i, row in enumerate(rows):
+        at = f"{where}.rows[{i}]"
+        if not isinstance(row, list) or len(row) != width:
+            raise InvalidCase(f"must be a list of {width} values", at)
+        for j, (value, col) in enumerate(zip(row, schema.columns, strict=True)):
+            columns[j].append(coerce_value(value, col.type, f"{at}[{j}] ({col.name})"))
+    arrays = [pa.array(vals, type=to_arrow(c.type)) for vals, c in zip(columns, schema.columns, strict=True)]
+    return pa.Table.from_arrays(arrays, names=[c.name for c in schema.columns])
+
+
+def coerce_value(value: object, t: SqlType, where: str) -> object:
+    """A YAML value as the Python value of SQL type `t` (None stays None)."""
+    if value is None:
+        return None
+    try:
+        return _COERCE[t.kind](value, t)
+    except (TypeError, ValueError, InvalidOperation, OverflowError):
+        raise InvalidCase(f"{value!r} is not a valid {t}", where) from None
+
+
+def _to_int(value: object, t: SqlType) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(value)
+    bits = {TypeKind.INT8: 8, TypeKind.INT16: 16, TypeKind.INT32: 32, TypeKind.INT64: 64}[t.kind]
+    if not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
+        raise OverflowError(value)
+    return value
+
+
+def _to_float(value: object, t: SqlType) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(value)
+    # YAML's .nan has its sign bit set (PyYAML computes it as -inf/inf), and
+    # some engines order NaNs by that bit. A case's `.nan` means plain NaN.
+    return math.nan if math.isnan(value) else float(value)
+
+
+def _to_decimal(value: object, t: SqlType) -> Decimal:
+    if isinstance(value, bool) or isinstance(value, float) and not math.isfinite(value):
+        raise TypeError(value)
+    d = Decimal(str(value))
+    quantum = Decimal(1).scaleb(-(t.scale or 0))
+    if d != d.quantize(quantum) or len(d.quantize(quantum).as_tuple().digits) > t.precision:
+        raise ValueError(value)
+    return d.quantize(quantum)
+
+
+def _to_string(value: object, t: SqlType) -> str:
+    if not isinstance(value, str):
+        raise TypeError(value)
+    return value
+
+
+def _to_bool(value: object, t: SqlType) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(value)
+    return value
+
+
+def _to_date(value: object, t: SqlType) -> dt.date:
+    if isinstance(value, dt.datetime):
+        raise TypeError(value)
+    if isinstance(value, dt.date):
+        return value
+    return dt.date.fromisoformat(str(value))
+
+
+def _to_timestamp(value: object, t: SqlType) -> dt.datetime:
+    if isinstance(value, dt.datetime):
+        return value.replace(tzinfo=None) if value.tzinfo is None else _naive_utc(value)
+    if isinstance(value, dt.date):
+        return dt.datetime(value.year, value.month, value.day)
+    return dt.datetime.fromisoformat(str(value))
+
+
+def _naive_utc(value: dt.datetime) -> dt.datetime:
+    return value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+
+
+_COERCE = {
+    TypeKind.INT8: _to_int,
+    TypeKind.INT16: _to_int,
+    TypeKind.INT32: _to_int,
+    TypeKind.INT64: _to_int,
+    TypeKind.FLOAT32: _to_float,
+    TypeKind.FLOAT64: _to_float,
+    TypeKind.DECIMAL: _to_decimal,
+    TypeKind.STRING: _to_string,
+    TypeKind.BOOL: _to_bool,
+    TypeKind.DATE: _to_date,
+    TypeKind.TIMESTAMP: _to_timestamp,
+}
+
+
+def _load_expected(raw: object, where: str) -> Expected | None:
+    if raw is None:
+        return None
+    at = f"{where}: expected"
+    if not isinstance(raw, dict):
+        raise InvalidCase("must be a mapping with columns and rows", at)
+    columns = _require(raw, "columns", list, at)
+    rows = _require(raw, "rows", list, at)
+    for i, row in enumerate(rows):
+        if not isinstance(row, list) or len(row) != len(columns):
+            raise InvalidCase(f"must be a list of {len(columns)} values", f"{at}.rows[{i}]")
+    return Expected(tuple(str(c) for c in columns), tuple(tuple(r) for r in rows))
+
+
+def load_cases(paths: Iterable[str | Path]) -> tuple[list[Case], list[InvalidInput]]:
+    """Load every case under `paths`; malformed files are returned as errors, not raised."""
+    roots = [Path(p) for p in paths]
+    cases, errors = [], []
+    for path in discover(roots):
+        try:
+            cases.append(load_case(path, case_id(path, roots)))
+        except InvalidInput as e:
+            errors.append(e)
+    seen: dict[str, Path | None] = {}
+    for c in cases:
+        if c.id in seen:
+            errors.append(InvalidCase(f"duplicate case id {c.id!r} (also {seen[c.id]})", str(c.path)))
+        seen[c.id] = c.path
+    return cases, errors

@@ -1,0 +1,495 @@
+"""Decide a verdict: is an engine's answer one the SQL standard allows?
+
+The rules (DESIGN.md, "Comparison"), each in one place:
+- values: NULL equals NULL, NaN equals NaN, -0.0 equals 0.0 (noted);
+  integers, decimals and HUGEINT compare as exact numbers; floats within
+  `float_tolerance`, a bound scaled by the magnitude of what was aggregated;
+- types: compared by logical class (`TypeClass`); a class difference is a
+  type-mismatch;
+- rows: matched by the hidden row id when the query carries one, else as a
+  multiset (never a set);
+- top-level ORDER BY: the engine's rows must be sorted by the keys; rows tied
+  on the keys may come in any order, and under LIMIT any of the tied rows at
+  the cut may be the ones returned;
+- ties inside windows: when order-sensitive window values differ, look for a
+  witness order of the peers under which the reference reproduces the
+  engine's answer: first the engine's own row_number order, then every
+  permutation while their number is within SEARCH_BUDGET. Exhausted without
+  a witness: mismatch. Too many to try: inconclusive, which is never a pass.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import math
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from enum import Enum
+
+import pyarrow as pa
+
+from harness.cases import Expected
+from harness.errors import InvalidCase
+from harness.dialects.base import NullOrdering
+from harness.instrument import ROWID, OrderKey, Plan
+from harness.oracle import Oracle
+from reference_impl import Evaluation, PeerOrder
+
+# Permutations of tied rows the search may try before it gives up (inconclusive).
+SEARCH_BUDGET = 5040
+# Float results may differ from the correctly rounded answer by this many
+# units of the magnitude's last place: enough for any summation order over a
+# frame, far below a real error.
+FLOAT_ULPS = 16
+
+
+class Verdict(Enum):
+    MATCH = "match"
+    MISMATCH = "mismatch"
+    TYPE_MISMATCH = "type-mismatch"
+    ERROR = "error"
+    UNSUPPORTED = "unsupported"
+    CRASH = "crash"
+    TIMEOUT = "timeout"
+    SUSPECT_REFERENCE = "suspect-reference"
+    INCONCLUSIVE = "inconclusive"
+
+
+PASSING = frozenset({Verdict.MATCH, Verdict.UNSUPPORTED})
+
+
+@dataclass(frozen=True)
+class Outcome:
+    verdict: Verdict
+    detail: str = ""
+    notes: tuple[str, ...] = ()
+
+
+class TypeClass(Enum):
+    EXACT = "exact numeric"
+    FLOAT = "float"
+    STRING = "string"
+    BOOL = "boolean"
+    DATE = "date"
+    TIMESTAMP = "timestamp"
+    NULL = "null"
+    OTHER = "other"
+
+
+def type_class(t: pa.DataType) -> TypeClass:
+    """Engines spell one logical type many ways (int32, uint64, HUGEINT as decimal(38,0))."""
+    if pa.types.is_integer(t) or pa.types.is_decimal(t):
+        return TypeClass.EXACT
+    if pa.types.is_floating(t):
+        return TypeClass.FLOAT
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return TypeClass.STRING
+    checks = [
+        (pa.types.is_boolean, TypeClass.BOOL),
+        (pa.types.is_date, TypeClass.DATE),
+        (pa.types.is_timestamp, TypeClass.TIMESTAMP),
+        (pa.types.is_null, TypeClass.NULL),
+    ]
+    return next((cls for check, cls in checks if check(t)), TypeClass.OTHER)
+
+
+def float_tolerance(expected: float, magnitude: float | None, single: bool) -> float:
+    """The one float rule: FLOAT_ULPS units in the last place of the magnitude."""
+    eps = 2.0**-23 if single else 2.0**-52
+    scale = max(abs(expected), magnitude or 0.0, 2.0**-1022)
+    return FLOAT_ULPS * eps * scale
+
+
+# ---------------------------------------------------------------------------
+# Rows and cells
+
+
+@dataclass
+class Rows:
+    """A result as Python rows, with what is needed to compare its cells."""
+
+    rows: list[tuple]
+    classes: list[TypeClass]
+    single: list[bool]  # float32 columns
+    magnitudes: list[list[float | None] | None]
+
+
+def rows_of(table: pa.Table, magnitudes: dict[str, list] | None = None) -> Rows:
+    columns = [_normalise_column(c) for c in table.columns]
+    types = [f.type for f in table.schema]
+    mags = [(magnitudes or {}).get(name) for name in table.column_names]
+    return Rows(
+        rows=list(zip(*columns, strict=True)) if columns else [() for _ in range(table.num_rows)],
+        classes=[type_class(t) for t in types],
+        single=[pa.types.is_float32(t) or pa.types.is_float16(t) for t in types],
+        magnitudes=mags,
+    )
+
+
+def _normalise_column(column: pa.ChunkedArray) -> list:
+    values = column.to_pylist()
+    if pa.types.is_timestamp(column.type) and column.type.tz is not None:
+        return [v if v is None else v.astimezone(dt.timezone.utc).replace(tzinfo=None) for v in values]
+    return values
+
+
+def cells_equal(a: object, b: object, tol: float) -> bool:
+    """`a` from the engine, `b` from the reference (its magnitude gave `tol`)."""
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, float) or isinstance(b, float):
+        if not isinstance(a, (int, float, Decimal)) or not isinstance(b, (int, float, Decimal)):
+            return False
+        a, b = float(a), float(b)
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        if math.isinf(a) or math.isinf(b):
+            return a == b
+        return abs(a - b) <= tol
+    return a == b
+
+
+def _cell_tol(expected: Rows, col: int, row: int, single: bool) -> float:
+    value = expected.rows[row][col]
+    if not isinstance(value, float) or not math.isfinite(value):
+        return 0.0
+    mags = expected.magnitudes[col]
+    return float_tolerance(value, mags[row] if mags else None, single)
+
+
+def _zero_sign_note(a: object, b: object) -> str | None:
+    if isinstance(a, float) and isinstance(b, float) and a == 0.0 == b:
+        if math.copysign(1, a) != math.copysign(1, b):
+            return f"engine {a!r} where the reference has {b!r} (equal values)"
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Matching one answer against one reference evaluation
+
+
+@dataclass
+class _Matcher:
+    actual: Rows
+    expected: Rows
+    columns: range  # the user's columns
+    rowid: int | None
+    notes: list[str]
+
+    def row_diff(self, a: int, e: int) -> str | None:
+        for c in self.columns:
+            av, ev = self.actual.rows[a][c], self.expected.rows[e][c]
+            single = self.actual.single[c] or self.expected.single[c]
+            if not cells_equal(av, ev, _cell_tol(self.expected, c, e, single)):
+                return f"column {c + 1}: engine {av!r}, expected {ev!r}"
+            note = _zero_sign_note(av, ev)
+            if note and note not in self.notes:
+                self.notes.append(note)
+        return None
+
+    def match_group(self, actual: list[int], expected: list[int], need: int) -> str | None:
+        if len(actual) != need:
+            return f"{len(actual)} rows where {need} were expected ({self._show(actual, expected)})"
+        if self.rowid is not None:
+            return self._match_by_rowid(actual, expected)
+        return self._match_as_bag(actual, expected)
+
+    def _match_by_rowid(self, actual: list[int], expected: list[int]) -> str | None:
+        by_id = {self.expected.rows[e][self.rowid]: e for e in expected}
+        seen: set[object] = set()
+        for a in actual:
+            rid = self.actual.rows[a][self.rowid]
+            if rid in seen or rid not in by_id:
+                what = "twice" if rid in seen else "but it is not in the expected rows here"
+                return f"input row {rid} returned {what}: {self._user(self.actual, a)}"
+            seen.add(rid)
+            diff = self.row_diff(a, by_id[rid])
+            if diff:
+                return f"input row {rid}: {diff}; engine row {self._user(self.actual, a)}"
+        return None
+
+    def _match_as_bag(self, actual: list[int], expected: list[int]) -> str | None:
+        buckets: dict[tuple, list[int]] = defaultdict(list)
+        for e in expected:
+            buckets[self._exact_key(self.expected, e)].append(e)
+        for a in actual:
+            bucket = buckets.get(self._exact_key(self.actual, a), [])
+            hit = next((e for e in bucket if self.row_diff(a, e) is None), None)
+            if hit is None:
+                return f"engine row {self._user(self.actual, a)} is not among the expected rows"
+            bucket.remove(hit)
+        return None
+
+    def _exact_key(self, rows: Rows, r: int) -> tuple:
+        # Floats are left out of the bucket key: they match within a tolerance.
+        return tuple(
+            None if rows.classes[c] is TypeClass.FLOAT else _hashable(rows.rows[r][c])
+            for c in self.columns
+        )
+
+    def _user(self, rows: Rows, r: int) -> tuple:
+        return tuple(rows.rows[r][c] for c in self.columns)
+
+    def _show(self, actual: list[int], expected: list[int]) -> str:
+        a = [self._user(self.actual, i) for i in actual[:3]]
+        e = [self._user(self.expected, i) for i in expected[:3]]
+        return f"engine {a}{'...' if len(actual) > 3 else ''}, expected {e}{'...' if len(expected) > 3 else ''}"
+
+
+def _hashable(v: object) -> object:
+    if isinstance(v, float) and math.isnan(v):
+        return "NaN"
+    if isinstance(v, list):
+        return tuple(_hashable(x) for x in v)
+    if isinstance(v, (int, float, Decimal)) and not isinstance(v, bool):
+        return Decimal(v) if not isinstance(v, float) else v + 0.0  # -0.0 and 0.0 hash alike
+    return v
+
+
+# ---------------------------------------------------------------------------
+# ORDER BY and LIMIT
+
+
+def _sort_token(v: object, descending: bool, nulls_first: bool) -> tuple:
+    if v is None:
+        return (0 if nulls_first else 2,)
+    if isinstance(v, float) and math.isnan(v):
+        rank = (1, 1, 0.0)  # NaN sorts above every other value
+    else:
+        rank = (1, 0, v)
+    return rank if not descending else (rank[0], _Desc(rank[1:]))
+
+
+class _Desc:
+    """Inverts the order of what it wraps, for DESC keys."""
+
+    def __init__(self, value: tuple) -> None:
+        self.value = value
+
+    def __lt__(self, other: _Desc) -> bool:
+        return other.value < self.value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Desc) and other.value == self.value
+
+
+def _order_token(row: tuple, keys: Sequence[OrderKey], nulls: NullOrdering) -> tuple:
+    return tuple(
+        _sort_token(
+            row[k.column],
+            k.descending,
+            nulls.nulls_first(k.descending) if k.nulls_first is None else k.nulls_first,
+        )
+        for k in keys
+    )
+
+
+def _key_of(row: tuple, keys: Sequence[OrderKey]) -> tuple:
+    return tuple(_hashable(row[k.column]) for k in keys)
+
+
+def _check_sorted(rows: Rows, keys: Sequence[OrderKey], nulls: NullOrdering) -> str | None:
+    tokens = [_order_token(r, keys, nulls) for r in rows.rows]
+    for i in range(1, len(tokens)):
+        if tokens[i] < tokens[i - 1]:
+            return f"rows {i} and {i + 1} are out of ORDER BY order"
+    return None
+
+
+def _groups(expected: Rows, keys: Sequence[OrderKey]) -> list[list[int]]:
+    """The reference's rows in order, grouped into runs tied on the ORDER BY keys."""
+    groups: list[list[int]] = []
+    last: object = object()
+    for i, row in enumerate(expected.rows):
+        key = _key_of(row, keys)
+        if not groups or key != last:
+            groups.append([])
+            last = key
+        groups[-1].append(i)
+    return groups
+
+
+def _needs(groups: list[list[int]], offset: int | None, limit: int | None) -> list[int]:
+    """How many rows of each tied group fall into [offset, offset + limit)."""
+    lo = offset or 0
+    hi = math.inf if limit is None else lo + limit
+    needs, start = [], 0
+    for g in groups:
+        end = start + len(g)
+        needs.append(max(0, min(end, hi) - max(start, lo)))
+        start = end
+    return needs
+
+
+# ---------------------------------------------------------------------------
+# The verdict
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """How to judge one answer: the plan, and the null order the answer used."""
+
+    plan: Plan
+    null_ordering: NullOrdering
+    check_order: bool = True  # False for a case's expected rows, whose order is documentation
+
+
+def compare(actual: pa.Table, judgement: Judgement, oracle: Oracle) -> Outcome:
+    """Judge an engine's answer to the instrumented query against the reference."""
+    plan = judgement.plan
+    reference = oracle.evaluate()
+    if actual.num_columns != reference.table.num_columns:
+        return Outcome(
+            Verdict.MISMATCH,
+            f"engine returned {actual.num_columns} columns, expected {reference.table.num_columns}",
+        )
+    user = range(plan.visible if plan.visible >= 0 else actual.num_columns)
+    mismatched = _type_mismatches(actual.schema, reference.table.schema, user)
+    if mismatched:
+        return Outcome(Verdict.TYPE_MISMATCH, mismatched)
+    rows = rows_of(actual)
+    if judgement.check_order and plan.order_keys:
+        unsorted = _check_sorted(rows, plan.order_keys, judgement.null_ordering)
+        if unsorted:
+            return Outcome(Verdict.MISMATCH, unsorted)
+    return _judge_with_ties(rows, judgement, oracle, user)
+
+
+def compare_expected(expected: Expected, judgement: Judgement, oracle: Oracle) -> Outcome:
+    """Judge the reference itself against a case's hand-derived rows."""
+    reference = oracle.evaluate().table
+    user = range(len(expected.columns))
+    if judgement.plan.visible >= 0 and judgement.plan.visible != len(expected.columns):
+        return Outcome(
+            Verdict.MISMATCH,
+            f"the case expects {len(expected.columns)} columns, the query has {judgement.plan.visible}",
+        )
+    try:
+        table = _expected_table(expected, reference, user)
+    except InvalidCase as e:
+        return Outcome(Verdict.MISMATCH, f"the case's rows do not fit the reference's types: {e}")
+    keys = judgement.plan.order_keys or ()
+    visible_keys = keys if all(k.column < len(user) for k in keys) else ()
+    plan = Plan(
+        judgement.plan.query,
+        visible=len(user),
+        order_keys=visible_keys,
+        limit=judgement.plan.limit,
+        offset=judgement.plan.offset,
+    )
+    return _judge_with_ties(rows_of(table), Judgement(plan, judgement.null_ordering, False), oracle, user)
+
+
+def _expected_table(expected: Expected, reference: pa.Table, user: range) -> pa.Table:
+    from harness.cases import coerce_value
+    from harness.types import from_arrow
+
+    arrays = []
+    for c in user:
+        t = reference.schema.field(c).type
+        logical = None if pa.types.is_null(t) else from_arrow(t)
+        values = [
+            row[c] if logical is None else coerce_value(row[c], logical, f"expected row {i + 1}")
+            for i, row in enumerate(expected.rows)
+        ]
+        arrays.append(pa.array(values, type=t))
+    return pa.Table.from_arrays(arrays, names=[f"c{c}" for c in user])
+
+
+def _type_mismatches(actual: pa.Schema, expected: pa.Schema, columns: range) -> str:
+    problems = []
+    for c in columns:
+        a, e = type_class(actual.field(c).type), type_class(expected.field(c).type)
+        if a is not e and TypeClass.NULL not in (a, e):
+            problems.append(
+                f"column {c + 1} ({expected.field(c).name}): engine {actual.field(c).type} "
+                f"({a.value}), reference {expected.field(c).type} ({e.value})"
+            )
+    return "; ".join(problems)
+
+
+def _attempt(rows: Rows, judgement: Judgement, evaluation: Evaluation, user: range) -> tuple[str | None, list[str]]:
+    """One try: does the answer match this evaluation of the reference?"""
+    plan = judgement.plan
+    expected = rows_of(evaluation.table, evaluation.magnitudes)
+    matcher = _Matcher(rows, expected, user, plan.rowid_column, [])
+    keys = plan.order_keys or ()
+    groups = _groups(expected, keys)
+    needs = _needs(groups, plan.offset, plan.limit)
+    by_key: dict[tuple, list[int]] = defaultdict(list)
+    for a, row in enumerate(rows.rows):
+        by_key[_key_of(row, keys)].append(a)
+    for group, need in zip(groups, needs, strict=True):
+        key = _key_of(expected.rows[group[0]], keys)
+        diff = matcher.match_group(by_key.pop(key, []), group, need)
+        if diff:
+            return diff, matcher.notes
+    if by_key:
+        extra = next(iter(by_key.values()))[0]
+        return f"engine row {matcher._user(rows, extra)} is not in the expected result", matcher.notes
+    return None, matcher.notes
+
+
+def _judge_with_ties(rows: Rows, judgement: Judgement, oracle: Oracle, user: range) -> Outcome:
+    evaluation = oracle.evaluate()
+    first_diff, notes = _attempt(rows, judgement, evaluation, user)
+    if first_diff is None:
+        return Outcome(Verdict.MATCH, notes=tuple(notes))
+    if not evaluation.peer_groups:
+        return Outcome(Verdict.MISMATCH, first_diff)
+    for hook in _witness_orders(rows, judgement.plan, evaluation):
+        diff, notes = _attempt(rows, judgement, oracle.evaluate(hook), user)
+        if diff is None:
+            return Outcome(Verdict.MATCH, notes=tuple(notes + ["matched under another order of tied rows"]))
+    if _permutation_count(evaluation) > SEARCH_BUDGET:
+        return Outcome(
+            Verdict.INCONCLUSIVE,
+            f"{first_diff}; too many orders of tied rows to search "
+            f"({_permutation_count(evaluation)} > {SEARCH_BUDGET})",
+        )
+    return Outcome(Verdict.MISMATCH, f"{first_diff} (under every order of tied rows)")
+
+
+def _permutation_count(evaluation: Evaluation) -> int:
+    return math.prod(math.factorial(size) for _, size in evaluation.peer_groups)
+
+
+def _witness_orders(rows: Rows, plan: Plan, evaluation: Evaluation):
+    """Peer orders to try: the engine's own row_number order, then every permutation."""
+    if plan.witness_columns and plan.rowid_column is not None:
+        yield _rn_order(rows, plan)
+    if _permutation_count(evaluation) <= SEARCH_BUDGET:
+        sizes = [size for _, size in evaluation.peer_groups]
+        for perms in itertools.product(*(itertools.permutations(range(s)) for s in sizes)):
+            yield _by_call_index(perms)
+
+
+def _rn_order(rows: Rows, plan: Plan) -> PeerOrder:
+    """Order each peer group as the engine's row_number over the same window did."""
+    positions: dict[object, dict[object, int]] = {}
+    for key, column in plan.witness_columns:
+        positions[key] = {r[plan.rowid_column]: r[column] for r in rows.rows}
+
+    def order(key: object, group: Sequence[dict]) -> Sequence[int]:
+        seen = positions.get(key, {})
+        return sorted(
+            range(len(group)),
+            key=lambda i: (seen.get(group[i].get(ROWID)) is None, seen.get(group[i].get(ROWID)) or 0, i),
+        )
+
+    return order
+
+
+def _by_call_index(perms: Sequence[Sequence[int]]) -> PeerOrder:
+    calls = itertools.count()
+
+    def order(key: object, group: Sequence[dict]) -> Sequence[int]:
+        return perms[next(calls)]
+
+    return order
+
+
+Comparator = Callable[[pa.Table, Judgement, Oracle], Outcome]

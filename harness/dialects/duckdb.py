@@ -1,0 +1,48 @@
+"""DuckDB's SQL (measured on duckdb 2.0.0).
+
+DuckDB reads canonical SQL almost entirely: GROUPS, EXCLUDE (NO OTHERS too),
+DISTINCT and FILTER on window aggregates, `string_agg(s, ',' ORDER BY k)` OVER
+a window, RANGE with INTERVAL offsets, and every canonical type name. An
+explicit frame (even with EXCLUDE) on rank/row_number/ntile/lag is accepted and
+ignored, as the standard says.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.dialects.base import NULLS_ALWAYS_LAST, Dialect, Feature, IgnoreNullsPlacement
+
+UNSUPPORTED = frozenset({
+    Feature.NTH_VALUE_FROM_LAST,  # `nth_value(v, 2) FROM LAST OVER (...)`: parser error
+})
+
+# Words that must be quoted as identifiers on DuckDB 2.0.0 beyond the shared
+# KEYWORDS: measured by using every word of `duckdb_keywords()` (and Spark's
+# and PostgreSQL's lists) unquoted as a column, alias and table name.
+EXTRA_KEYWORDS = frozenset({
+    "analyse", "analyze", "anti", "asof", "asymmetric", "at", "authorization", "binary",
+    "check", "collate", "collation", "column", "concurrently", "constraint", "create",
+    "deferrable", "describe", "do", "foreign", "freeze", "glob", "ilike", "initially", "into",
+    "isnull", "lambda", "notnull", "only", "overlaps", "pivot", "pivot_longer", "pivot_wider",
+    "placing", "positional", "primary", "qualify", "references", "returning", "semi", "show",
+    "similar", "summarize", "symmetric", "tablesample", "unpack", "unpivot", "variadic",
+    "verbose"
+})
+
+
+@dataclass(frozen=True, eq=False)
+class DuckDBDialect(Dialect):
+    def needs_quotes(self, name: str) -> bool:
+        return super().needs_quotes(name) or name in EXTRA_KEYWORDS
+
+
+DUCKDB = DuckDBDialect(
+    name="duckdb",
+    unsupported=UNSUPPORTED,
+    # `lag(v) IGNORE NULLS OVER (...)` is a parser error; DuckDB reads
+    # `lag(v, 1, 0 IGNORE NULLS) OVER (...)` (and RESPECT NULLS likewise).
+    ignore_nulls_placement=IgnoreNullsPlacement.INSIDE,
+    # NULLs last for ASC *and* DESC (since 0.8; 0.7 and older: always first).
+    default_null_ordering=NULLS_ALWAYS_LAST,
+)

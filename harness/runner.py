@@ -1,0 +1,220 @@
+"""Run cases on engines and collect one verdict per (case, engine).
+
+The path of every case: instrument the query, evaluate it on the reference
+(the oracle), judge the reference against the case's expected rows, then
+render and run it on each engine and judge each answer against the reference.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+from harness.cases import Case
+from harness.compare import Judgement, Outcome, Verdict, compare, compare_expected
+from harness.engines.base import Engine
+from harness.errors import (
+    EngineCrash,
+    EngineError,
+    EngineTimeout,
+    EvaluationError,
+    ReferenceGap,
+    Unsupported,
+)
+from harness.instrument import Plan, instrument, with_rowid
+from harness.oracle import Oracle
+from reference_impl import DEFAULT_PROFILE
+
+
+@dataclass
+class Result:
+    case: str
+    engine: str
+    verdict: Verdict
+    detail: str = ""
+    notes: tuple[str, ...] = ()
+    sql: str | None = None
+    seconds: float = 0.0
+
+    def named(self, engine: str) -> Result:
+        return replace(self, engine=engine)
+
+    def as_json(self) -> dict:
+        return {
+            "case": self.case,
+            "engine": self.engine,
+            "verdict": self.verdict.value,
+            "detail": self.detail,
+            "notes": list(self.notes),
+            "sql": self.sql,
+            "seconds": round(self.seconds, 4),
+        }
+
+
+@dataclass
+class RunResults:
+    engines: dict[str, str]  # name -> version
+    results: list[Result] = field(default_factory=list)
+    startup_seconds: dict[str, float] = field(default_factory=dict)
+    query_seconds: Counter = field(default_factory=Counter)
+    wall_seconds: float = 0.0
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        out: dict[str, Counter] = {name: Counter() for name in self.engines}
+        for r in self.results:
+            out[r.engine][r.verdict.value] += 1
+        return {name: dict(c) for name, c in out.items()}
+
+    @property
+    def passed(self) -> bool:
+        return all(r.verdict in (Verdict.MATCH, Verdict.UNSUPPORTED) for r in self.results)
+
+
+Progress = Callable[[int, int, str], None]
+
+# How the oracle's own verdict is labelled when no reference engine was asked for.
+_REFERENCE = "reference"
+
+
+@dataclass
+class _Prepared:
+    case: Case
+    plan: Plan
+    tables: dict
+    oracle: Oracle
+    invalid: EvaluationError | None = None
+    gap: ReferenceGap | None = None
+    seconds: float = 0.0  # the reference's own evaluation time
+
+
+def start_engines(engines: Sequence[Engine], into: RunResults) -> None:
+    for engine in engines:
+        t0 = time.perf_counter()
+        engine.start()
+        into.engines[engine.name] = engine.version()
+        into.startup_seconds[engine.name] = time.perf_counter() - t0
+
+
+def run_cases(
+    cases: Sequence[Case], engines: Sequence[Engine], progress: Progress | None = None
+) -> RunResults:
+    t0 = time.perf_counter()
+    run = RunResults(engines={})
+    start_engines(engines, run)
+    for i, case in enumerate(cases):
+        if progress:
+            progress(i, len(cases), case.id)
+        run.results.extend(run_case(case, engines, run.query_seconds))
+    run.wall_seconds = time.perf_counter() - t0
+    return run
+
+
+def run_case(case: Case, engines: Sequence[Engine], clock: Counter | None = None) -> list[Result]:
+    """One verdict per engine. The reference is always judged against the case's
+    rows (it is the oracle), and listed only when it is among `engines`."""
+    prepared = _prepare(case)
+    reference = _judge_reference(prepared)
+    results, judged = [], []
+    for engine in engines:
+        t0 = time.perf_counter()
+        result = reference.named(engine.name) if engine.is_reference else _judge_engine(prepared, engine)
+        result.seconds = time.perf_counter() - t0 + (prepared.seconds if engine.is_reference else 0)
+        if clock is not None:
+            clock[engine.name] += result.seconds
+        results.append(result)
+        if not engine.is_reference:
+            judged.append(result)
+    _flag_suspect_reference(prepared, reference, judged)
+    return results
+
+
+def _prepare(case: Case) -> _Prepared:
+    plan = instrument(case.query, case.schemas)
+    tables = with_rowid(case.tables) if plan.rowid_column is not None else dict(case.tables)
+    prepared = _Prepared(case, plan, tables, Oracle(plan.unlimited, tables, DEFAULT_PROFILE))
+    t0 = time.perf_counter()
+    try:
+        prepared.oracle.evaluate()
+    except EvaluationError as e:
+        prepared.invalid = e
+    except ReferenceGap as e:
+        prepared.gap = e
+    prepared.seconds = time.perf_counter() - t0
+    return prepared
+
+
+def _judge_reference(p: _Prepared) -> Result:
+    result = Result(p.case.id, _REFERENCE, Verdict.MATCH)
+    if p.gap is not None:
+        result.verdict, result.detail = Verdict.ERROR, f"reference cannot evaluate: {p.gap}"
+    elif p.invalid is not None:
+        result.detail = f"invalid by definition: {p.invalid}"
+        if p.case.expected is not None:
+            result.verdict = Verdict.MISMATCH
+            result.detail += "; but the case expects rows"
+    elif p.case.expected is not None:
+        judgement = Judgement(p.plan, DEFAULT_PROFILE.null_ordering)
+        _fill(result, compare_expected(p.case.expected, judgement, p.oracle))
+    return result
+
+
+def _judge_engine(p: _Prepared, engine: Engine) -> Result:
+    result = Result(p.case.id, engine.name, Verdict.ERROR)
+    try:
+        result.sql = engine.render(p.plan.query)
+        answer = engine.run(p.tables, result.sql)
+    except Unsupported as e:
+        result.verdict, result.detail = Verdict.UNSUPPORTED, e.feature
+        return result
+    except EngineCrash as e:
+        result.verdict, result.detail = Verdict.CRASH, e.message
+        return result
+    except EngineTimeout as e:
+        result.verdict, result.detail = Verdict.TIMEOUT, e.message
+        return result
+    except EngineError as e:
+        if p.invalid is not None:
+            result.verdict = Verdict.MATCH
+            result.notes = (f"rejected, as the definition requires: {e.message}",)
+        else:
+            result.detail = e.message
+        return result
+    if p.invalid is not None:
+        result.verdict = Verdict.MISMATCH
+        result.detail = f"the query is invalid by definition ({p.invalid}) but the engine returned rows"
+    elif p.gap is not None:
+        result.verdict, result.detail = Verdict.INCONCLUSIVE, f"reference cannot evaluate: {p.gap}"
+    else:
+        judgement = Judgement(p.plan, engine.dialect.default_null_ordering)
+        _fill(result, compare(answer, judgement, p.oracle))
+    return result
+
+
+def _fill(result: Result, outcome: Outcome) -> None:
+    result.verdict, result.detail, result.notes = outcome.verdict, outcome.detail, outcome.notes
+
+
+_JUDGED = (Verdict.MATCH, Verdict.MISMATCH, Verdict.TYPE_MISMATCH)
+
+
+def _flag_suspect_reference(p: _Prepared, reference: Result, results: list[Result]) -> None:
+    """The reference is the oracle, not the judge of last resort.
+
+    With a case's hand-derived rows, a reference that fails them makes every
+    engine verdict against it suspect. Without them, a reference that
+    disagrees with every engine that answered (two at least) is suspect.
+    """
+    engines = [r for r in results if r.verdict in _JUDGED]
+    if p.case.expected is not None:
+        if reference.verdict is Verdict.MATCH:
+            return
+        reason = "the reference fails this case's expected rows, so engines were not judged"
+    elif len(engines) >= 2 and all(r.verdict is Verdict.MISMATCH for r in engines):
+        reason = "the reference disagrees with every engine that answered"
+    else:
+        return
+    for r in engines:
+        r.detail = f"{reason}; against the reference: {r.verdict.value} {r.detail}".strip()
+        r.verdict = Verdict.SUSPECT_REFERENCE

@@ -1,0 +1,434 @@
+"""The expression half of the canonical parser: scalar expressions, function
+calls with their window clauses, and window specifications.
+
+Precedence is PostgreSQL's: OR < AND < NOT < IS [NOT] NULL < comparison < ||
+< + - < * / % < unary minus. Literal spellings and the CAST folding rule live in
+`harness.sql.literals`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from harness import functions
+from harness.errors import InvalidInput, InvalidQuery
+from harness.functions import FunctionKind, FunctionSpec
+from harness.model import (
+    CURRENT_ROW,
+    BinaryOp,
+    BinaryOperator,
+    Bound,
+    BoundKind,
+    Case,
+    Cast,
+    Column,
+    Exclusion,
+    Expr,
+    Frame,
+    FrameMode,
+    FuncCall,
+    Interval,
+    IntervalUnit,
+    IsNull,
+    Literal,
+    NullsOrder,
+    NullTreatment,
+    SortKey,
+    Star,
+    UnaryOp,
+    UnaryOperator,
+    WindowExpr,
+    WindowSpec,
+)
+from harness.sql.lexer import Cursor, Kind, Token
+from harness.sql.literals import fold_cast, number_literal
+from harness.types import BOOL, DATE, STRING, TIMESTAMP, SqlType, parse_type_name
+
+NUMBERS = (Kind.INTEGER, Kind.DECIMAL, Kind.FLOAT)
+_COMPARISONS = {op.value: op for op in BinaryOperator if op.value in ("=", "<>", "<", "<=", ">", ">=")}
+_ADDITIVE = {"+": BinaryOperator.ADD, "-": BinaryOperator.SUB}
+_MULTIPLICATIVE = {"*": BinaryOperator.MUL, "/": BinaryOperator.DIV, "%": BinaryOperator.MOD}
+# Bound kinds in frame order; a frame may not start after it ends.
+_BOUND_RANK = {kind: i for i, kind in enumerate(BoundKind)}
+_EXCLUSIONS = {("no", "others"): Exclusion.NO_OTHERS, ("current", "row"): Exclusion.CURRENT_ROW,
+               ("group",): Exclusion.GROUP, ("ties",): Exclusion.TIES}
+
+
+def at(tok: Token) -> str:
+    return f"{tok.line}:{tok.column}"
+
+
+class ExprParser:
+    def __init__(self, text: str) -> None:
+        self.c = Cursor(text)
+
+    # -- operators, lowest precedence first -------------------------------
+
+    def expr(self) -> Expr:
+        left = self._and()
+        while self.c.accept_word("or"):
+            left = BinaryOp(BinaryOperator.OR, left, self._and())
+        return left
+
+    def _and(self) -> Expr:
+        left = self._not()
+        while self.c.accept_word("and"):
+            left = BinaryOp(BinaryOperator.AND, left, self._not())
+        return left
+
+    def _not(self) -> Expr:
+        if self.c.accept_word("not"):
+            return UnaryOp(UnaryOperator.NOT, self._not())
+        return self._is()
+
+    def _is(self) -> Expr:
+        e = self._comparison()
+        while self.c.accept_word("is"):
+            negated = self.c.accept_word("not")
+            self.c.expect_word("null")
+            e = IsNull(e, negated)
+        return e
+
+    def _comparison(self) -> Expr:
+        # Non-associative, as in PostgreSQL: `a = b = c` is an error.
+        left = self._concat()
+        tok = self.c.peek()
+        if tok.kind is Kind.OP and tok.value in _COMPARISONS:
+            self.c.advance()
+            return BinaryOp(_COMPARISONS[tok.value], left, self._concat())
+        return left
+
+    def _concat(self) -> Expr:
+        left = self.additive()
+        while self.c.accept_op("||"):
+            left = BinaryOp(BinaryOperator.CONCAT, left, self.additive())
+        return left
+
+    def additive(self) -> Expr:
+        return self._binary_level(_ADDITIVE, self._multiplicative)
+
+    def _multiplicative(self) -> Expr:
+        return self._binary_level(_MULTIPLICATIVE, self._unary)
+
+    def _binary_level(self, ops: dict[str, BinaryOperator], operand) -> Expr:
+        left = operand()
+        while (tok := self.c.peek()).kind is Kind.OP and tok.value in ops:
+            self.c.advance()
+            left = BinaryOp(ops[tok.value], left, operand())
+        return left
+
+    def _unary(self) -> Expr:
+        if not self.c.accept_op("-"):
+            return self._primary()
+        tok = self.c.peek()
+        if tok.kind in NUMBERS:  # a minus on a number token is part of the literal
+            self.c.advance()
+            return self._number(tok, "-")
+        return UnaryOp(UnaryOperator.NEG, self._unary())
+
+    # -- primaries ----------------------------------------------------------
+
+    def _primary(self) -> Expr:
+        c, tok = self.c, self.c.peek()
+        if tok.kind in NUMBERS:
+            c.advance()
+            return self._number(tok, "")
+        if tok.kind is Kind.STRING:
+            c.advance()
+            return Literal(tok.value, STRING)
+        if tok.keyword in _KEYWORD_PRIMARIES:
+            return _KEYWORD_PRIMARIES[tok.keyword](self)
+        if c.accept_op("("):
+            if c.at_word("select") or c.at_word("with"):
+                raise c.error("subqueries in expressions are not supported")
+            e = self.expr()
+            c.expect_op(")")
+            return e
+        if c.at_name():
+            return self._call() if c.at_op("(", 1) else self._column()
+        raise c.error("expected an expression")
+
+    def _number(self, tok: Token, sign: str) -> Literal:
+        try:
+            return number_literal(tok.kind, sign + tok.text)
+        except InvalidQuery as e:
+            raise InvalidQuery(str(e), at(tok)) from None
+
+    def _column(self) -> Column:
+        name = self.c.name()
+        if self.c.accept_op("."):
+            return Column(self.c.name("a column name"), name)
+        return Column(name)
+
+    def _constant(self) -> Literal:
+        word = self.c.advance().value
+        return Literal(None, None) if word == "null" else Literal(word == "true", BOOL)
+
+    def _date_or_timestamp(self) -> Literal:
+        word = self.c.advance().value
+        tok = self.c.peek()
+        if tok.kind is not Kind.STRING:
+            raise self.c.error(f"expected a string after {word.upper()}")
+        self.c.advance()
+        try:
+            if word == "date":
+                return Literal(dt.date.fromisoformat(tok.value), DATE)
+            value = dt.datetime.fromisoformat(tok.value)
+        except ValueError:
+            raise self.c.error(f"invalid {word.upper()} literal", tok) from None
+        if value.tzinfo is not None:
+            raise self.c.error("a TIMESTAMP literal cannot have a time zone", tok)
+        return Literal(value, TIMESTAMP)
+
+    def _interval(self) -> Interval:
+        self.c.advance()
+        tok = self.c.peek()
+        if tok.kind is not Kind.STRING or not re.fullmatch(r"[+-]?\d+", tok.value):
+            raise self.c.error("expected a whole number in quotes after INTERVAL")
+        self.c.advance()
+        unit = self.c.peek()
+        if unit.kind is not Kind.WORD or unit.value.upper() not in IntervalUnit.__members__:
+            units = ", ".join(IntervalUnit.__members__)
+            raise self.c.error(f"expected an interval unit ({units})")
+        self.c.advance()
+        return Interval(int(tok.value), IntervalUnit[unit.value.upper()])
+
+    def _case(self) -> Case:
+        self.c.advance()
+        if not self.c.at_word("when"):
+            raise self.c.error("expected WHEN (only the searched CASE form is supported)")
+        whens = []
+        while self.c.accept_word("when"):
+            condition = self.expr()
+            self.c.expect_word("then")
+            whens.append((condition, self.expr()))
+        default = self.expr() if self.c.accept_word("else") else None
+        self.c.expect_word("end")
+        return Case(tuple(whens), default)
+
+    def _cast(self) -> Expr:
+        self.c.advance()
+        self.c.expect_op("(")
+        bare = self._bare_cast_operand()
+        operand = self.expr()
+        self.c.expect_word("as")
+        to = self._type()
+        self.c.expect_op(")")
+        folded = fold_cast(bare[0], bare[1], to) if bare else None
+        return folded or Cast(operand, to)
+
+    def _bare_cast_operand(self) -> tuple[Kind, str] | None:
+        """The token of `CAST(<bare> AS ...)` when it has a foldable shape."""
+        sign = 1 if self.c.at_op("-") else 0
+        tok = self.c.peek(sign)
+        if not self.c.at_word("as", ahead=sign + 1):
+            return None
+        if tok.kind in NUMBERS:
+            return tok.kind, "-" * sign + tok.text
+        if sign == 0 and tok.kind is Kind.STRING:
+            return Kind.STRING, tok.value
+        return (Kind.WORD, "null") if sign == 0 and tok.keyword == "null" else None
+
+    def _type(self) -> SqlType:
+        start, words = self.c.peek(), []
+        while self.c.peek().kind is Kind.WORD:
+            words.append(self.c.advance().value)
+        text = " ".join(words)
+        if self.c.accept_op("("):
+            text += "(" + self._integer("a precision")
+            if self.c.accept_op(","):
+                text += "," + self._integer("a scale")
+            self.c.expect_op(")")
+            text += ")"
+        try:
+            return parse_type_name(text)
+        except InvalidInput as e:
+            raise self.c.error(str(e), start) from None
+
+    def _integer(self, what: str) -> str:
+        if self.c.peek().kind is not Kind.INTEGER:
+            raise self.c.error(f"expected {what}")
+        return self.c.advance().text
+
+    # -- function calls -------------------------------------------------------
+
+    def _call(self) -> Expr:
+        tok = self.c.peek()
+        spec = self._lookup(self.c.name(), tok)
+        self.c.expect_op("(")
+        distinct = self.c.accept_word("distinct")
+        args = self._args()
+        order_by = self.sort_keys() if self.c.accept_word("order", "by") else ()
+        inside = self._null_treatment()
+        self.c.expect_op(")")
+        from_last = self._from_first_last()
+        outside = self._null_treatment()
+        if inside and outside:
+            raise self.c.error("IGNORE/RESPECT NULLS is written twice", tok)
+        filter_ = self._filter()
+        call = FuncCall(spec.name, args, distinct, filter_, order_by, inside or outside, from_last)
+        window = self._over() if self.c.accept_word("over") else None
+        try:
+            _check_call(spec, call, window is not None)
+        except InvalidQuery as e:
+            raise InvalidQuery(str(e), at(tok)) from None
+        return call if window is None else WindowExpr(call, window)
+
+    def _lookup(self, name: str, tok: Token) -> FunctionSpec:
+        try:
+            return functions.lookup(name)
+        except InvalidQuery as e:
+            raise InvalidQuery(str(e), at(tok)) from None
+
+    def _args(self) -> tuple[Expr, ...]:
+        if self.c.at_op(")"):
+            return ()
+        if self.c.at_op("*") and self.c.at_op(")", 1):
+            self.c.advance()
+            return (Star(),)
+        args = [self.expr()]
+        while self.c.accept_op(","):
+            args.append(self.expr())
+        return tuple(args)
+
+    def _null_treatment(self) -> NullTreatment | None:
+        for treatment in NullTreatment:
+            if self.c.accept_word(*treatment.value.lower().split()):
+                return treatment
+        return None
+
+    def _from_first_last(self) -> bool | None:
+        # `FROM` alone starts the FROM clause; only FROM FIRST/LAST belongs here.
+        for word, last in (("first", False), ("last", True)):
+            if self.c.accept_word("from", word):
+                return last
+        return None
+
+    def _filter(self) -> Expr | None:
+        if not self.c.accept_word("filter"):
+            return None
+        self.c.expect_op("(")
+        self.c.expect_word("where")
+        condition = self.expr()
+        self.c.expect_op(")")
+        return condition
+
+    # -- windows --------------------------------------------------------------
+
+    def _over(self) -> WindowSpec:
+        if self.c.at_op("("):
+            return self.window_spec()
+        return WindowSpec(base=self.c.name("a window name or '('"))
+
+    def window_spec(self) -> WindowSpec:
+        """`( [base] [PARTITION BY ...] [ORDER BY ...] [frame] )`."""
+        self.c.expect_op("(")
+        base = self.c.name() if self.c.at_name() else None
+        partition_by = self.exprs() if self.c.accept_word("partition", "by") else ()
+        order_by = self.sort_keys() if self.c.accept_word("order", "by") else ()
+        frame = self._frame()
+        self.c.expect_op(")")
+        return WindowSpec(base, partition_by, order_by, frame)
+
+    def _frame(self) -> Frame | None:
+        mode = next((m for m in FrameMode if self.c.accept_word(m.value.lower())), None)
+        if mode is None:
+            return None
+        tok = self.c.peek()
+        if self.c.accept_word("between"):
+            start = self._bound()
+            self.c.expect_word("and")
+            end = self._bound()
+        else:  # the short form `ROWS 2 PRECEDING` ends at the current row
+            start, end = self._bound(), CURRENT_ROW
+        if start.kind is BoundKind.UNBOUNDED_FOLLOWING or end.kind is BoundKind.UNBOUNDED_PRECEDING \
+                or _BOUND_RANK[start.kind] > _BOUND_RANK[end.kind]:
+            raise self.c.error(f"a frame cannot run from {start.kind.value} to {end.kind.value}", tok)
+        return Frame(mode, start, end, self._exclusion())
+
+    def _bound(self) -> Bound:
+        if self.c.accept_word("unbounded"):
+            if self.c.accept_word("preceding"):
+                return Bound(BoundKind.UNBOUNDED_PRECEDING)
+            self.c.expect_word("following")
+            return Bound(BoundKind.UNBOUNDED_FOLLOWING)
+        if self.c.accept_word("current", "row"):
+            return CURRENT_ROW
+        tok = self.c.peek()
+        offset = self.additive()
+        numeric = isinstance(offset, Literal) and offset.type is not None and offset.type.is_numeric
+        if not (numeric or isinstance(offset, Interval)):
+            raise self.c.error("a frame offset must be a number or an INTERVAL", tok)
+        if self.c.accept_word("preceding"):
+            return Bound(BoundKind.PRECEDING, offset)
+        self.c.expect_word("following")
+        return Bound(BoundKind.FOLLOWING, offset)
+
+    def _exclusion(self) -> Exclusion | None:
+        if not self.c.accept_word("exclude"):
+            return None
+        for words, exclusion in _EXCLUSIONS.items():
+            if self.c.accept_word(*words):
+                return exclusion
+        raise self.c.error("expected NO OTHERS, CURRENT ROW, GROUP or TIES after EXCLUDE")
+
+    # -- lists ------------------------------------------------------------------
+
+    def exprs(self) -> tuple[Expr, ...]:
+        items = [self.expr()]
+        while self.c.accept_op(","):
+            items.append(self.expr())
+        return tuple(items)
+
+    def sort_keys(self) -> tuple[SortKey, ...]:
+        keys = [self._sort_key()]
+        while self.c.accept_op(","):
+            keys.append(self._sort_key())
+        return tuple(keys)
+
+    def _sort_key(self) -> SortKey:
+        e = self.expr()
+        descending = self.c.accept_word("desc")
+        if not descending:
+            self.c.accept_word("asc")
+        nulls = None
+        if self.c.accept_word("nulls"):
+            nulls = NullsOrder.FIRST if self.c.accept_word("first") else None
+            if nulls is None:
+                self.c.expect_word("last")
+                nulls = NullsOrder.LAST
+        return SortKey(e, descending, nulls)
+
+
+_KEYWORD_PRIMARIES = {
+    "true": ExprParser._constant,
+    "false": ExprParser._constant,
+    "null": ExprParser._constant,
+    "date": ExprParser._date_or_timestamp,
+    "timestamp": ExprParser._date_or_timestamp,
+    "interval": ExprParser._interval,
+    "case": ExprParser._case,
+    "cast": ExprParser._cast,
+}
+
+
+def _check_call(spec: FunctionSpec, call: FuncCall, windowed: bool) -> None:
+    """Reject clauses the function cannot take (names the function)."""
+    spec.check_arity(len(call.args))
+    name = f"{spec.name}()"
+    if Star() in call.args and not (spec.star and len(call.args) == 1 and not call.distinct):
+        raise InvalidQuery(f"{name} does not take *")
+    if spec.kind is FunctionKind.WINDOW and not windowed:
+        raise InvalidQuery(f"{name} is a window function and needs OVER")
+    if spec.kind is FunctionKind.SCALAR and windowed:
+        raise InvalidQuery(f"{name} is not a window or aggregate function and cannot take OVER")
+    aggregate_only = call.distinct or call.filter is not None or call.order_by
+    if aggregate_only and spec.kind is not FunctionKind.AGGREGATE:
+        raise InvalidQuery(f"DISTINCT, FILTER and ORDER BY are for aggregates, not {name}")
+    if call.null_treatment is not None and not spec.ignore_nulls:
+        raise InvalidQuery(f"{name} does not take IGNORE/RESPECT NULLS")
+    if call.from_last is not None and not spec.from_last:
+        raise InvalidQuery(f"{name} does not take FROM FIRST/LAST")
+    if (call.null_treatment is not None or call.from_last is not None) and not windowed:
+        raise InvalidQuery(f"IGNORE/RESPECT NULLS and FROM FIRST/LAST on {name} need OVER")

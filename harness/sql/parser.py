@@ -1,0 +1,253 @@
+"""Canonical SQL text -> query model, by hand-written recursive descent.
+
+Why not sqlglot: its parser normalises what the text leaves unwritten (it turns
+an ORDER BY key without NULLS FIRST/LAST into an explicit one, which is exactly
+the "engine default" the model must keep apart) and it has no FROM FIRST/LAST
+for nth_value, so parse(write(q)) == q cannot hold through it.
+
+The grammar is standard SQL as PostgreSQL reads it, limited to what the model
+holds. Unwritten clauses stay unwritten (no NULLS -> None, no frame -> None);
+unquoted names are folded to lower case, quoted ones kept as written. This
+module reads queries and sources; `expr_parser` reads expressions and windows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from harness.errors import InvalidQuery
+from harness.model import (
+    CommonTable,
+    Expr,
+    Join,
+    JoinKind,
+    NamedWindow,
+    Query,
+    Select,
+    SelectItem,
+    SortKey,
+    Source,
+    Star,
+    SubqueryRef,
+    TableRef,
+    UnionAll,
+    With,
+    resolve_window,
+    window_exprs,
+)
+from harness.sql.expr_parser import ExprParser, at
+from harness.sql.lexer import Kind, Token
+
+_Tail = tuple[tuple[SortKey, ...], int | None, int | None]
+
+
+class Parser(ExprParser):
+    # -- queries -----------------------------------------------------------
+
+    def query(self) -> Query:
+        if self.c.at_word("with"):
+            return self._with()
+        return self._tail(self._union_chain())
+
+    def _with(self) -> With:
+        self.c.expect_word("with")
+        ctes: list[CommonTable] = []
+        while True:
+            tok = self.c.peek()
+            cte = self._cte()
+            if cte.name in {c.name for c in ctes}:
+                raise InvalidQuery(f"WITH query {cte.name!r} is defined twice", at(tok))
+            ctes.append(cte)
+            if not self.c.accept_op(","):
+                return With(tuple(ctes), self._tail(self._union_chain()))
+
+    def _cte(self) -> CommonTable:
+        name = self.c.name("a name for the WITH query")
+        self.c.expect_word("as")
+        self.c.expect_op("(")
+        query = self.query()
+        self.c.expect_op(")")
+        return CommonTable(name, query)
+
+    def _union_chain(self) -> Query:
+        left = self._operand()
+        while self.c.accept_word("union"):
+            if not self.c.accept_word("all"):
+                raise self.c.error("expected ALL (only UNION ALL is supported)")
+            left = UnionAll(left, self._operand())
+        return left
+
+    def _operand(self) -> Query:
+        if self.c.accept_op("("):
+            q = self.query()
+            self.c.expect_op(")")
+            return q
+        if self.c.at_word("select"):
+            return self._select()
+        raise self.c.error("expected SELECT or '('")
+
+    def _tail(self, q: Query) -> Query:
+        """ORDER BY / LIMIT / OFFSET after a query: they apply to all of it."""
+        tok = self.c.peek()
+        order_by = self.sort_keys() if self.c.accept_word("order", "by") else ()
+        limit = offset = None
+        for _ in range(2):  # PostgreSQL takes LIMIT and OFFSET in either order
+            if limit is None and self.c.accept_word("limit"):
+                limit = self._count()
+            elif offset is None and self.c.accept_word("offset"):
+                offset = self._count()
+        if not order_by and limit is None and offset is None:
+            return q
+        return self._attach(q, (order_by, limit, offset), tok)
+
+    def _attach(self, q: Query, tail: _Tail, tok: Token) -> Query:
+        if isinstance(q, With):
+            return replace(q, body=self._attach(q.body, tail, tok))
+        if q.order_by or q.limit is not None or q.offset is not None:
+            raise InvalidQuery(
+                "this query already has ORDER BY/LIMIT/OFFSET inside its parentheses; "
+                "write the outer one over a subquery in FROM", at(tok))
+        q = replace(q, order_by=tail[0], limit=tail[1], offset=tail[2])
+        if isinstance(q, Select):
+            _check_windows(q, tok)
+        return q
+
+    def _count(self) -> int:
+        if self.c.peek().kind is not Kind.INTEGER:
+            raise self.c.error("expected a whole number")
+        return int(self.c.advance().text)
+
+    # -- SELECT --------------------------------------------------------------
+
+    def _select(self) -> Select:
+        tok = self.c.peek()
+        self.c.expect_word("select")
+        distinct = self.c.accept_word("distinct")
+        items = [self._item()]
+        while self.c.accept_op(","):
+            items.append(self._item())
+        source = self._from() if self.c.accept_word("from") else None
+        where = self.expr() if self.c.accept_word("where") else None
+        group_by = self.exprs() if self.c.accept_word("group", "by") else ()
+        having = self.expr() if self.c.accept_word("having") else None
+        windows = self._window_clause() if self.c.accept_word("window") else ()
+        select = Select(tuple(items), source, where, group_by, having, windows, distinct=distinct)
+        _check_windows(select, tok)
+        return select
+
+    def _item(self) -> SelectItem:
+        if self.c.accept_op("*"):
+            return SelectItem(Star())
+        if self.c.at_name() and self.c.at_op(".", 1) and self.c.at_op("*", 2):
+            table = self.c.name()
+            self.c.advance()  # .
+            self.c.advance()  # *
+            return SelectItem(Star(table))
+        return SelectItem(self.expr(), self._alias())
+
+    def _alias(self) -> str | None:
+        if self.c.accept_word("as"):
+            return self.c.name("an alias")
+        return self.c.name() if self.c.at_name() else None
+
+    def _window_clause(self) -> tuple[NamedWindow, ...]:
+        windows: list[NamedWindow] = []
+        while True:
+            tok = self.c.peek()
+            name = self.c.name("a window name")
+            self.c.expect_word("as")
+            spec = self.window_spec()
+            defined = {w.name for w in windows}
+            if name in defined:
+                raise InvalidQuery(f"window {name!r} is defined twice", at(tok))
+            if spec.base is not None and spec.base not in defined:
+                # Only earlier windows may be refined; this also rules out cycles.
+                raise InvalidQuery(f"window {spec.base!r} is not defined before {name!r}", at(tok))
+            windows.append(NamedWindow(name, spec))
+            if not self.c.accept_op(","):
+                return tuple(windows)
+
+    # -- FROM ------------------------------------------------------------------
+
+    def _from(self) -> Source:
+        # A comma binds more loosely than JOIN: `a, b JOIN c ON x` is a, (b JOIN c).
+        source = self._joined()
+        while self.c.accept_op(","):
+            source = Join(JoinKind.CROSS, source, self._joined())
+        return source
+
+    def _joined(self) -> Source:
+        source = self._source()
+        while (kind := self._join_kind()) is not None:
+            right = self._source()
+            on: Expr | None = None
+            if kind is not JoinKind.CROSS:
+                self.c.expect_word("on")
+                on = self.expr()
+            source = Join(kind, source, right, on)
+        return source
+
+    def _join_kind(self) -> JoinKind | None:
+        if self.c.accept_word("join"):
+            return JoinKind.INNER
+        for kind in JoinKind:
+            if self.c.accept_word(kind.value.lower()):
+                if kind in (JoinKind.LEFT, JoinKind.RIGHT, JoinKind.FULL):
+                    self.c.accept_word("outer")
+                self.c.expect_word("join")
+                return kind
+        return None
+
+    def _source(self) -> Source:
+        if not self.c.at_op("("):
+            name = self.c.name("a table name")
+            return TableRef(name, self._alias())
+        # `(` opens a subquery (which must have an alias) or a parenthesised join.
+        after = self.c.peek(self.c.matching_paren() + 1)
+        inner = self.c.peek(1)
+        if after.keyword == "as" or after.kind is Kind.QUOTED or (
+                after.kind is Kind.WORD and after.keyword is None):
+            self.c.advance()
+            query = self.query()
+            self.c.expect_op(")")
+            self.c.accept_word("as")
+            return SubqueryRef(query, self.c.name("an alias for the subquery"))
+        if inner.keyword in ("select", "with"):
+            raise self.c.error("a subquery in FROM needs an alias", after)
+        self.c.advance()
+        source = self._from()
+        self.c.expect_op(")")
+        return source
+
+
+def _check_windows(select: Select, tok: Token) -> None:
+    """Every window this SELECT uses must resolve by the refinement rules."""
+    try:
+        for w in select.windows:
+            resolve_window(w.spec, select.windows)
+        for e in window_exprs(select):
+            resolve_window(e.window, select.windows)
+    except InvalidQuery as e:
+        raise InvalidQuery(str(e), at(tok)) from None
+
+
+def _finish(p: Parser) -> None:
+    p.c.accept_op(";")
+    if p.c.peek().kind is not Kind.END:
+        raise p.c.error("expected the end of the query")
+
+
+def parse(text: str) -> Query:
+    """Read a canonical SQL query into the model; InvalidQuery says where it fails."""
+    p = Parser(text)
+    q = p.query()
+    _finish(p)
+    return q
+
+
+def parse_expr(text: str) -> Expr:
+    """Read one canonical SQL expression into the model."""
+    p = Parser(text)
+    e = p.expr()
+    _finish(p)
+    return e

@@ -1,0 +1,261 @@
+"""Aggregate functions, shared by GROUP BY and by window aggregates over a frame.
+
+Per the standard's <aggregate function>: the rows for which FILTER is not
+true are dropped; the argument is evaluated on the rest; with DISTINCT,
+duplicates (not distinct from each other) are dropped; then NULL arguments
+are dropped by every function except count(*). Over no rows, count gives 0
+and the others NULL.
+
+Exact arithmetic: integer and decimal sums are exact; float results are
+computed exactly (Fraction) and rounded once. Each call also yields a
+*magnitude* for float results: the scale against which float error is judged
+(sum of |x| for sum, that over the count for avg, the mean square for the
+variances, its root for the standard deviations).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cmp_to_key
+
+from harness import types as T
+from harness.errors import EvaluationError, ReferenceGap
+from harness.functions import FunctionKind, lookup
+from harness.model import FuncCall, Star
+from harness.types import SqlType, TypeKind
+from reference_impl.api import SemanticsProfile
+from reference_impl.compiled import Compiled, Evaluator
+from reference_impl.expressions import compile_expr, compile_predicate
+from reference_impl.numeric import (
+    check_integer,
+    exact_sum,
+    fit_decimal,
+    float_sum,
+    round_float,
+    special_float_sum,
+    sqrt_rounded,
+)
+from reference_impl.ordering import SortSpec, sort_spec, stable_sort
+from reference_impl.relation import Relation, Row
+from reference_impl.values import compare, row_key
+
+
+@dataclass(frozen=True)
+class AggregateInput:
+    """What one row contributes: its arguments, FILTER outcome and ORDER BY keys."""
+
+    args: tuple[object, ...]
+    keep: bool
+    order: tuple[object, ...]
+
+
+@dataclass(frozen=True)
+class CompiledAggregate:
+    call: FuncCall
+    args: list[Compiled]
+    filter: Evaluator | None
+    order: list[Compiled]
+    order_specs: list[SortSpec]
+    result_type: SqlType | None
+
+    @property
+    def star(self) -> bool:
+        return self.call.args == (Star(),)
+
+    def prepare(self, row: Row) -> AggregateInput:
+        keep = self.filter is None or self.filter(row) is True
+        args = tuple(a.fn(row) for a in self.args)
+        return AggregateInput(args, keep, tuple(k.fn(row) for k in self.order))
+
+    def evaluate(self, inputs: Sequence[AggregateInput]) -> tuple[object, float | None]:
+        """The aggregate over `inputs` (in the order given), and its magnitude."""
+        kept = [x for x in inputs if x.keep]
+        if self.order:
+            kept = stable_sort(kept, [x.order for x in kept], self.order_specs)
+        rows = [x.args for x in kept]
+        if self.call.distinct:
+            rows = _distinct(rows)
+        value = _AGGREGATES[self.call.name](rows, self)
+        if value is None or self.result_type is None or not self.result_type.is_float:
+            return value, None
+        magnitude = _MAGNITUDES.get(self.call.name, lambda xs: abs(value))(_non_null(rows))
+        return value, magnitude
+
+
+def compile_aggregate(
+    call: FuncCall, rel: Relation, profile: SemanticsProfile
+) -> CompiledAggregate:
+    spec = lookup(call.name)
+    if spec.kind is not FunctionKind.AGGREGATE:
+        raise EvaluationError(f"{call.name}() is not an aggregate function")
+    if call.null_treatment is not None or call.from_last is not None:
+        raise EvaluationError(f"{call.name}() takes no IGNORE/RESPECT NULLS or FROM FIRST/LAST")
+    is_star = call.args == (Star(),)
+    if is_star and (not spec.star or call.distinct):
+        raise EvaluationError(f"{call.name}(*) is not allowed here")
+    args = [] if is_star else [compile_expr(a, rel) for a in call.args]
+    spec.check_arity(len(args))
+    if not args and not is_star:
+        raise EvaluationError(f"{call.name}() needs an argument")
+    if call.distinct and any(k.expr not in call.args for k in call.order_by):
+        raise ReferenceGap("DISTINCT aggregate ordered by an expression not among its arguments")
+    arg_types = tuple(a.type for a in args)
+    _check_argument_types(call.name, arg_types)
+    return CompiledAggregate(
+        call=call,
+        args=args,
+        filter=compile_predicate(call.filter, rel) if call.filter is not None else None,
+        order=[compile_expr(k.expr, rel) for k in call.order_by],
+        order_specs=[sort_spec(k, profile) for k in call.order_by],
+        result_type=spec.result(arg_types),
+    )
+
+
+_NUMBER = ("a number", lambda t: t.is_numeric)
+_ARGUMENT_CHECKS: dict[str, tuple[str, Callable[[SqlType], bool]]] = {
+    "stddev_samp": _NUMBER,
+    "stddev_pop": _NUMBER,
+    "var_samp": _NUMBER,
+    "var_pop": _NUMBER,
+    "bool_and": ("a BOOLEAN", lambda t: t == T.BOOL),
+    "bool_or": ("a BOOLEAN", lambda t: t == T.BOOL),
+    "string_agg": ("text", lambda t: t == T.STRING),
+}
+
+
+def _check_argument_types(name: str, types: tuple[SqlType | None, ...]) -> None:
+    if name not in _ARGUMENT_CHECKS:
+        return  # sum and avg check theirs in the function table's result rule
+    need, ok = _ARGUMENT_CHECKS[name]
+    for t in types:
+        if t is not None and not ok(t):
+            raise EvaluationError(f"{name}() needs {need}, got {t}")
+
+
+def _distinct(rows: list[tuple]) -> list[tuple]:
+    seen: set[tuple] = set()
+    out = []
+    for row in rows:
+        key = row_key(row)
+        if key not in seen:
+            seen.add(key)
+            out.append(row)
+    return out
+
+
+def _non_null(rows: list[tuple]) -> list:
+    return [r[0] for r in rows if r[0] is not None]
+
+
+# ---------------------------------------------------------------------------
+# The functions: each takes the argument tuples and the compiled call.
+
+
+def _count(rows: list[tuple], agg: CompiledAggregate) -> int:
+    return len(rows) if agg.star else len(_non_null(rows))
+
+
+def _sum(rows: list[tuple], agg: CompiledAggregate) -> object:
+    values, t = _non_null(rows), agg.result_type
+    if not values or t is None:
+        return None
+    if t.is_integer:
+        return check_integer(sum(values), t)  # the standard raises on overflow
+    if t.kind is TypeKind.DECIMAL:
+        return fit_decimal(exact_sum(values), t)
+    return float_sum([float(v) for v in values])
+
+
+def _avg(rows: list[tuple], agg: CompiledAggregate) -> object:
+    values, t = _non_null(rows), agg.result_type
+    if not values or t is None:
+        return None
+    if t.kind is TypeKind.DECIMAL:
+        return fit_decimal(exact_sum(values) / len(values), t)
+    special = special_float_sum([v for v in values if isinstance(v, float)])
+    if special is not None:
+        return special
+    return round_float(exact_sum(values) / len(values), t)
+
+
+def _min(rows: list[tuple], agg: CompiledAggregate) -> object:
+    values = _non_null(rows)
+    return min(values, key=cmp_to_key(compare)) if values else None
+
+
+def _max(rows: list[tuple], agg: CompiledAggregate) -> object:
+    values = _non_null(rows)  # NaN is the largest value
+    return max(values, key=cmp_to_key(compare)) if values else None
+
+
+def _variance(sample: bool, root: bool) -> Callable[[list[tuple], CompiledAggregate], object]:
+    def fn(rows: list[tuple], agg: CompiledAggregate) -> object:
+        values = _non_null(rows)
+        n = len(values)
+        if n == 0 or (sample and n == 1):
+            return None
+        if any(isinstance(v, float) and not math.isfinite(v) for v in values):
+            return math.nan
+        xs = [Fraction(v) for v in values]
+        mean = sum(xs, Fraction(0)) / n
+        variance = sum(((x - mean) ** 2 for x in xs), Fraction(0)) / (n - 1 if sample else n)
+        return sqrt_rounded(variance) if root else round_float(variance, T.FLOAT64)
+
+    return fn
+
+
+def _bool_and(rows: list[tuple], agg: CompiledAggregate) -> object:
+    values = _non_null(rows)
+    return all(values) if values else None
+
+
+def _bool_or(rows: list[tuple], agg: CompiledAggregate) -> object:
+    values = _non_null(rows)
+    return any(values) if values else None
+
+
+def _string_agg(rows: list[tuple], agg: CompiledAggregate) -> object:
+    # Each value after the first is preceded by its own row's delimiter
+    # (PostgreSQL); a NULL delimiter counts as empty.
+    parts: list[str] = []
+    for value, delimiter in rows:
+        if value is not None:
+            parts.extend([delimiter or "", value] if parts else [value])
+    return "".join(parts) if parts else None
+
+
+_AGGREGATES: dict[str, Callable[[list[tuple], CompiledAggregate], object]] = {
+    "count": _count,
+    "sum": _sum,
+    "avg": _avg,
+    "min": _min,
+    "max": _max,
+    "stddev_samp": _variance(sample=True, root=True),
+    "stddev_pop": _variance(sample=False, root=True),
+    "var_samp": _variance(sample=True, root=False),
+    "var_pop": _variance(sample=False, root=False),
+    "bool_and": _bool_and,
+    "bool_or": _bool_or,
+    "string_agg": _string_agg,
+}
+
+
+def _sum_abs(values: list) -> float:
+    return float_sum([abs(float(v)) for v in values])
+
+
+def _mean_square(values: list) -> float:
+    return float_sum([float(v) * float(v) for v in values]) / len(values)
+
+
+_MAGNITUDES: dict[str, Callable[[list], float]] = {
+    "sum": _sum_abs,
+    "avg": lambda xs: _sum_abs(xs) / len(xs),
+    "var_samp": _mean_square,
+    "var_pop": _mean_square,
+    "stddev_samp": lambda xs: math.sqrt(_mean_square(xs)),
+    "stddev_pop": lambda xs: math.sqrt(_mean_square(xs)),
+}

@@ -1,0 +1,283 @@
+"""Scalar expressions: compile a model expression against a relation's fields
+into a function of one row, together with its declared type.
+
+Aggregates and window functions never reach this module: the query operators
+compute them first and rewrite them into columns (see `rewrite.py`), so
+meeting one here means it stood where the standard forbids it (WHERE, an
+argument of another window function, ...).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+
+from harness import types as T
+from harness.errors import EvaluationError, ReferenceGap
+from harness.functions import FunctionKind, lookup
+from harness.model import (
+    COMPARISONS,
+    BinaryOp,
+    BinaryOperator,
+    Case,
+    Cast,
+    Column,
+    Expr,
+    FuncCall,
+    Interval,
+    IntervalUnit,
+    IsNull,
+    Literal,
+    Star,
+    UnaryOp,
+    UnaryOperator,
+    WindowExpr,
+    walk,
+)
+from harness.types import SqlType, TypeKind
+from reference_impl.arithmetic import apply_arithmetic, negate
+from reference_impl.casts import cast_value
+from reference_impl.compiled import Compiled, Evaluator, converted
+from reference_impl.intervals import add_interval, interval_result_type
+from reference_impl.relation import Relation, Row
+from reference_impl.scalar_functions import SCALAR_FUNCTIONS
+from reference_impl.sqltypes import arithmetic_type, common_type
+from reference_impl.values import and3, compare, not3, or3
+
+
+def compile_expr(expr: Expr, rel: Relation) -> Compiled:
+    compiler = _COMPILERS.get(type(expr))
+    if compiler is None:
+        raise ReferenceGap(f"expression {type(expr).__name__}")
+    return compiler(expr, rel)
+
+
+def compile_predicate(expr: Expr, rel: Relation) -> Evaluator:
+    """A condition (WHERE, HAVING, ON, FILTER, WHEN): BOOLEAN or an untyped NULL."""
+    compiled = compile_expr(expr, rel)
+    if compiled.type not in (None, T.BOOL):
+        raise EvaluationError(f"a condition must be BOOLEAN, got {compiled.type}")
+    return compiled.fn
+
+
+def constant_value(expr: Expr) -> object:
+    """The value of an expression that reads no column (a frame offset, say)."""
+    if any(isinstance(node, Column) for node in walk(expr)):
+        raise ReferenceGap(f"a column where a constant is needed (per-row offsets): {expr}")
+    return compile_expr(expr, Relation((), [])).fn(())
+
+
+# ---------------------------------------------------------------------------
+# Leaves
+
+
+def _column(expr: Column, rel: Relation) -> Compiled:
+    index = rel.resolve(expr)
+    return Compiled(operator.itemgetter(index), rel.fields[index].type)
+
+
+def _literal(expr: Literal, rel: Relation) -> Compiled:
+    value = expr.value
+    return Compiled(lambda row: value, expr.type)
+
+
+def _interval(expr: Interval, rel: Relation) -> Compiled:
+    return Compiled(lambda row: expr, T.INTERVAL)
+
+
+def _not_here(expr: Expr, rel: Relation) -> Compiled:
+    if isinstance(expr, Star):
+        raise EvaluationError("* is only allowed in count(*) and the select list")
+    raise EvaluationError("a window function is not allowed here")
+
+
+# ---------------------------------------------------------------------------
+# Operators
+
+
+def _binary(expr: BinaryOp, rel: Relation) -> Compiled:
+    left, right = compile_expr(expr.left, rel), compile_expr(expr.right, rel)
+    if expr.op in (BinaryOperator.AND, BinaryOperator.OR):
+        return _logical(expr.op, left, right)
+    if expr.op in COMPARISONS:
+        return _comparison(expr.op, left, right)
+    if expr.op is BinaryOperator.CONCAT:
+        return _concat(left, right)
+    if T.INTERVAL in (left.type, right.type):
+        return _datetime_arithmetic(expr, left, right)
+    return _arithmetic(expr.op, left, right)
+
+
+def _logical(op: BinaryOperator, left: Compiled, right: Compiled) -> Compiled:
+    for side in (left, right):
+        if side.type not in (None, T.BOOL):
+            raise EvaluationError(f"{op.value} needs BOOLEAN operands, got {side.type}")
+    lf, rf = left.fn, right.fn
+    # The right side is skipped when the left decides, as engines do, so that
+    # `x <> 0 AND 1 / x > 0` does not raise where the engines do not.
+    decided, combine = (False, and3) if op is BinaryOperator.AND else (True, or3)
+
+    def fn(row: Row) -> bool | None:
+        a = lf(row)
+        return decided if a is decided else combine(a, rf(row))  # type: ignore[arg-type]
+
+    return Compiled(fn, T.BOOL)
+
+
+_TESTS: dict[BinaryOperator, Callable[[int], bool]] = {
+    BinaryOperator.EQ: lambda c: c == 0,
+    BinaryOperator.NE: lambda c: c != 0,
+    BinaryOperator.LT: lambda c: c < 0,
+    BinaryOperator.LE: lambda c: c <= 0,
+    BinaryOperator.GT: lambda c: c > 0,
+    BinaryOperator.GE: lambda c: c >= 0,
+}
+
+
+def _family(t: SqlType | None) -> str | None:
+    if t is None:
+        return None
+    if t.is_numeric:
+        return "number"
+    return "datetime" if t.kind in (TypeKind.DATE, TypeKind.TIMESTAMP) else t.kind.value
+
+
+def _comparison(op: BinaryOperator, left: Compiled, right: Compiled) -> Compiled:
+    families = {_family(left.type), _family(right.type)} - {None}
+    if len(families) > 1:
+        raise EvaluationError(f"cannot compare {left.type} with {right.type}")
+    lf, rf, test = left.fn, right.fn, _TESTS[op]
+
+    def fn(row: Row) -> bool | None:
+        a, b = lf(row), rf(row)
+        return None if a is None or b is None else test(compare(a, b))
+
+    return Compiled(fn, T.BOOL)
+
+
+def _concat(left: Compiled, right: Compiled) -> Compiled:
+    if not {left.type, right.type} <= {None, T.STRING}:
+        raise ReferenceGap(f"|| over {left.type} and {right.type} (implicit casts to text)")
+    lf, rf = left.fn, right.fn
+
+    def fn(row: Row) -> str | None:
+        a, b = lf(row), rf(row)
+        return None if a is None or b is None else a + b  # type: ignore[operator]
+
+    return Compiled(fn, T.STRING)
+
+
+def _arithmetic(op: BinaryOperator, left: Compiled, right: Compiled) -> Compiled:
+    if left.type is None or right.type is None:
+        return Compiled(lambda row: None, left.type or right.type)
+    result_type = arithmetic_type(op, left.type, right.type)
+    if op is BinaryOperator.MOD and result_type.is_float:
+        raise ReferenceGap("% over floats (the standard's MOD is for exact numbers)")
+    lf, rf = left.fn, right.fn
+
+    def fn(row: Row) -> object:
+        a, b = lf(row), rf(row)
+        return None if a is None or b is None else apply_arithmetic(op, a, b, result_type)
+
+    return Compiled(fn, result_type)
+
+
+def _datetime_arithmetic(expr: BinaryOp, left: Compiled, right: Compiled) -> Compiled:
+    if not isinstance(expr.right, Interval) or expr.op not in (
+        BinaryOperator.ADD,
+        BinaryOperator.SUB,
+    ):
+        raise ReferenceGap("interval arithmetic other than datetime +- INTERVAL constant")
+    interval, sign = expr.right, (1 if expr.op is BinaryOperator.ADD else -1)
+    if left.type not in (T.DATE, T.TIMESTAMP):
+        raise EvaluationError(f"cannot add an interval to {left.type}")
+    if left.type == T.DATE and interval.unit not in (
+        IntervalUnit.DAY,
+        IntervalUnit.MONTH,
+        IntervalUnit.YEAR,
+    ):
+        raise ReferenceGap("DATE +- a sub-day interval (engines disagree on the result type)")
+    lf = left.fn
+
+    def fn(row: Row) -> object:
+        value = lf(row)
+        if value is None:
+            return None
+        try:
+            return add_interval(value, interval, sign)  # type: ignore[arg-type]
+        except OverflowError:
+            raise EvaluationError(f"datetime out of range: {value} +- {interval}") from None
+
+    return Compiled(fn, interval_result_type(left.type, interval))
+
+
+def _unary(expr: UnaryOp, rel: Relation) -> Compiled:
+    operand = compile_expr(expr.operand, rel)
+    f = operand.fn
+    if expr.op is UnaryOperator.NOT:
+        if operand.type not in (None, T.BOOL):
+            raise EvaluationError(f"NOT needs a BOOLEAN, got {operand.type}")
+        return Compiled(lambda row: not3(f(row)), T.BOOL)  # type: ignore[arg-type]
+    t = operand.type
+    if t is None:
+        return Compiled(lambda row: None, None)
+    if not t.is_numeric:
+        raise EvaluationError(f"unary minus needs a number, got {t}")
+    return Compiled(lambda row: negate(f(row), t), t)
+
+
+def _is_null(expr: IsNull, rel: Relation) -> Compiled:
+    f, negated = compile_expr(expr.operand, rel).fn, expr.negated
+    return Compiled(lambda row: (f(row) is None) != negated, T.BOOL)
+
+
+def _case(expr: Case, rel: Relation) -> Compiled:
+    conditions = [compile_predicate(cond, rel) for cond, _ in expr.whens]
+    results = [compile_expr(result, rel) for _, result in expr.whens]
+    default = compile_expr(expr.default, rel) if expr.default is not None else None
+    result_type = common_type([r.type for r in results] + [default.type if default else None])
+    branches = [converted(r, result_type) for r in results]
+    otherwise = converted(default, result_type) if default else (lambda row: None)
+
+    def fn(row: Row) -> object:
+        for condition, branch in zip(conditions, branches, strict=True):
+            if condition(row) is True:  # a NULL condition is not satisfied
+                return branch(row)
+        return otherwise(row)
+
+    return Compiled(fn, result_type)
+
+
+def _cast(expr: Cast, rel: Relation) -> Compiled:
+    f, target = compile_expr(expr.operand, rel).fn, expr.to
+    return Compiled(lambda row: cast_value(f(row), target), target)
+
+
+# ---------------------------------------------------------------------------
+# Scalar functions
+
+
+def _func_call(expr: FuncCall, rel: Relation) -> Compiled:
+    spec = lookup(expr.name)
+    if spec.kind is not FunctionKind.SCALAR:
+        raise EvaluationError(f"{expr.name}() is not allowed here")
+    spec.check_arity(len(expr.args))
+    if expr.distinct or expr.filter is not None or expr.order_by or expr.null_treatment:
+        raise EvaluationError(f"{expr.name}() takes no DISTINCT, FILTER, ORDER BY or NULLS clause")
+    args = [compile_expr(a, rel) for a in expr.args]
+    return SCALAR_FUNCTIONS[spec.name](args)
+
+
+_COMPILERS: dict[type, Callable[[object, Relation], Compiled]] = {
+    Column: _column,
+    Literal: _literal,
+    Interval: _interval,
+    Star: _not_here,
+    WindowExpr: _not_here,
+    BinaryOp: _binary,
+    UnaryOp: _unary,
+    IsNull: _is_null,
+    Case: _case,
+    Cast: _cast,
+    FuncCall: _func_call,
+}  # type: ignore[dict-item]

@@ -1,0 +1,84 @@
+"""GROUP BY: one row per group, holding the group keys and the aggregates.
+
+Rows whose GROUP BY values are not distinct from each other form one group
+(NULL with NULL, NaN with NaN). A query with aggregates but no GROUP BY has
+exactly one group, even over no rows. The select list, HAVING, ORDER BY and
+window expressions then read the grouped relation through a rewrite that
+turns each aggregate call (and each non-column group key) into a column.
+"""
+
+from __future__ import annotations
+
+from harness.errors import ReferenceGap
+from harness.model import Column, Expr, FuncCall, Literal, Select
+from harness.types import FLOAT64
+from reference_impl.aggregates import compile_aggregate
+from reference_impl.context import Context
+from reference_impl.expressions import compile_expr
+from reference_impl.relation import Field, Relation, Row
+from reference_impl.rewrite import Rewrite, aggregate_calls, replace_exprs
+from reference_impl.values import row_key
+
+
+def needs_grouping(select: Select) -> bool:
+    return bool(select.group_by) or select.having is not None or bool(_aggregate_calls(select))
+
+
+def _aggregate_calls(select: Select) -> list[FuncCall]:
+    nodes: list[object] = [item.expr for item in select.items]
+    nodes += [select.having, *select.order_by, *select.windows]
+    found: list[FuncCall] = []
+    for node in nodes:
+        for call in aggregate_calls(node):
+            if call not in found:
+                found.append(call)
+    return found
+
+
+def group(rel: Relation, select: Select, ctx: Context) -> tuple[Relation, Rewrite]:
+    """The grouped relation and the rewrite that reads it."""
+    for e in select.group_by:
+        if isinstance(e, Literal):
+            raise ReferenceGap("GROUP BY a position or constant")
+    keys = [compile_expr(e, rel) for e in select.group_by]
+    calls = _aggregate_calls(select)
+    aggs = [compile_aggregate(c, rel, ctx.profile) for c in calls]
+    groups: dict[tuple, list[Row]] = {} if select.group_by else {(): []}
+    for row in rel.rows:
+        values = tuple(k.fn(row) for k in keys)
+        groups.setdefault(row_key(values), []).append(row)
+
+    fields: list[Field] = []
+    mapping: dict[Expr, Expr] = {}
+    for j, (expr, key) in enumerate(zip(select.group_by, keys, strict=True)):
+        if isinstance(expr, Column):
+            source = rel.fields[rel.resolve(expr)]
+            fields.append(Field(source.name, key.type, table=source.table))
+        else:
+            fields.append(Field(f"#group{j}", key.type, hidden=True))
+            mapping[expr] = Column(f"#group{j}")
+    magnitude_of: list[int | None] = []
+    for k, (call, agg) in enumerate(zip(calls, aggs, strict=True)):
+        field = Field(f"#agg{k}", agg.result_type, hidden=True)
+        fields.append(field)
+        mapping[call] = Column(field.name)
+        is_float = agg.result_type is not None and agg.result_type.is_float
+        magnitude_of.append(field.uid if is_float else None)
+    fields += [
+        Field(f"#agg{k}.magnitude", FLOAT64, hidden=True, magnitude_of=uid)
+        for k, uid in enumerate(magnitude_of)
+        if uid is not None
+    ]
+
+    rows = [_group_row(members, keys, aggs, magnitude_of) for members in groups.values()]
+    return Relation(tuple(fields), rows), lambda e: replace_exprs(e, mapping)
+
+
+def _group_row(members: list[Row], keys: list, aggs: list, magnitude_of: list[int | None]) -> Row:
+    # The group's key values are those of its first row (all are not distinct).
+    key_values = tuple(k.fn(members[0]) for k in keys) if members else ()
+    results = [agg.evaluate([agg.prepare(r) for r in members]) for agg in aggs]
+    magnitudes = tuple(
+        m for (_, m), uid in zip(results, magnitude_of, strict=True) if uid is not None
+    )
+    return key_values + tuple(v for v, _ in results) + magnitudes

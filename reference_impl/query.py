@@ -1,0 +1,264 @@
+"""Queries: the SELECT pipeline, UNION ALL and WITH.
+
+A SELECT is evaluated in the standard's logical order: FROM, WHERE, GROUP BY,
+HAVING, the window operator, the select list, DISTINCT, ORDER BY, then
+OFFSET and LIMIT.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from harness.errors import EvaluationError, InvalidQuery, ReferenceGap
+from harness.model import Column, Expr, Literal, Query, Select, SortKey, Star, UnionAll, With
+from harness.types import FLOAT64
+from reference_impl.api import Evaluation, PeerOrder, SemanticsProfile
+from reference_impl.casts import cast_value
+from reference_impl.compiled import Compiled
+from reference_impl.context import Context
+from reference_impl.expressions import compile_expr, compile_predicate
+from reference_impl.grouping import group, needs_grouping
+from reference_impl.ordering import SortSpec, compare_keys, sort_spec, stable_sort
+from reference_impl.output import to_evaluation
+from reference_impl.relation import Field, Relation, Row
+from reference_impl.rewrite import Rewrite, identity
+from reference_impl.sources import scan_source
+from reference_impl.sqltypes import common_type
+from reference_impl.values import row_key
+from reference_impl.windows import apply_windows
+
+
+def evaluate_query(
+    query: Query,
+    tables: Mapping[str, pa.Table],
+    *,
+    profile: SemanticsProfile,
+    peer_order: PeerOrder | None,
+) -> Evaluation:
+    ctx = Context(tables=tables, profile=profile, peer_order=peer_order)
+    return to_evaluation(run_query(query, ctx), ctx.peer_groups)
+
+
+def run_query(query: Query, ctx: Context) -> Relation:
+    if isinstance(query, Select):
+        return _run_select(query, ctx)
+    if isinstance(query, UnionAll):
+        return _run_union_all(query, ctx)
+    if isinstance(query, With):
+        return _run_with(query, ctx)
+    raise InvalidQuery(f"unknown query node {query!r}")
+
+
+# ---------------------------------------------------------------------------
+# SELECT
+
+
+@dataclass(frozen=True)
+class OutputColumn:
+    name: str
+    expr: Expr  # rewritten to read the window operator's output
+    compiled: Compiled
+    magnitude: int | None  # the input field holding this column's magnitudes
+
+
+def _run_select(select: Select, ctx: Context) -> Relation:
+    rel = scan_source(select.source, ctx, run_query)
+    if select.where is not None:
+        rel = _filter(rel, select.where)
+    rewrite: Rewrite = identity
+    if needs_grouping(select):
+        rel, rewrite = group(rel, select, ctx)
+        if select.having is not None:
+            rel = _filter(rel, rewrite(select.having))
+    rel, rewrite = apply_windows(rel, select, rewrite, ctx)
+    columns = _output_columns(select, rel, rewrite)
+    out = _project(rel, columns)
+    keys = [_order_key(k, columns, rel, rewrite, select.distinct) for k in select.order_by]
+    key_rows = [
+        tuple(key(row, out_row) for key in keys)
+        for row, out_row in zip(rel.rows, out.rows, strict=True)
+    ]
+    if select.distinct:
+        out.rows, key_rows = _distinct(out, key_rows)
+    specs = [sort_spec(k, ctx.profile) for k in select.order_by]
+    out.rows = _order_and_limit(out.rows, key_rows, specs, select.limit, select.offset)
+    return out
+
+
+def _filter(rel: Relation, condition: Expr) -> Relation:
+    keep = compile_predicate(condition, rel)
+    return Relation(rel.fields, [row for row in rel.rows if keep(row) is True])
+
+
+def _output_columns(select: Select, rel: Relation, rewrite: Rewrite) -> list[OutputColumn]:
+    columns: list[OutputColumn] = []
+    for item in select.items:
+        if isinstance(item.expr, Star):
+            for expr in _star_columns(item.expr, rel):
+                columns.append(_output_column(expr.name, expr, rel))
+            continue
+        written = item.expr
+        name = item.alias or (
+            written.name if isinstance(written, Column) else f"_col{len(columns)}"
+        )
+        columns.append(_output_column(name, rewrite(written), rel))
+    return columns
+
+
+def _star_columns(star: Star, rel: Relation) -> list[Column]:
+    picked = [rel.fields[i] for i in rel.visible() if star.table in (None, rel.fields[i].table)]
+    if star.table is not None and not picked:
+        raise InvalidQuery(f"{star.table}.* names no table of the FROM clause")
+    return [Column(f.name, f.table) for f in picked]
+
+
+def _output_column(name: str, expr: Expr, rel: Relation) -> OutputColumn:
+    compiled = compile_expr(expr, rel)
+    magnitude = rel.magnitude_index(rel.resolve(expr)) if isinstance(expr, Column) else None
+    return OutputColumn(name, expr, compiled, magnitude)
+
+
+def _project(rel: Relation, columns: list[OutputColumn]) -> Relation:
+    """The select list's values, plus hidden magnitude columns where an input has them."""
+    fields = [Field(c.name, c.compiled.type) for c in columns]
+    carried = [(i, c.magnitude) for i, c in enumerate(columns) if c.magnitude is not None]
+    fields += [
+        Field(f"#magnitude{i}", FLOAT64, hidden=True, magnitude_of=fields[i].uid)
+        for i, _ in carried
+    ]
+    rows = [
+        tuple(c.compiled.fn(row) for c in columns) + tuple(row[m] for _, m in carried)
+        for row in rel.rows
+    ]
+    return Relation(tuple(fields), rows)
+
+
+OrderKey = Callable[[Row, Row], object]  # (input row, output row) -> key value
+
+
+def _order_key(
+    key: SortKey, columns: list[OutputColumn], rel: Relation, rewrite: Rewrite, distinct: bool
+) -> OrderKey:
+    """An ORDER BY key: an output column (by position, name or same expression),
+    else an expression over the input (not allowed with DISTINCT)."""
+    index = _output_position(key.expr, [c.name for c in columns])
+    if index is None:
+        expr = rewrite(key.expr)
+        index = next((i for i, c in enumerate(columns) if c.expr == expr), None)
+    if index is not None:
+        return lambda row, out, i=index: out[i]
+    if distinct:
+        raise EvaluationError(
+            "with SELECT DISTINCT, ORDER BY expressions must be in the select list"
+        )
+    fn = compile_expr(rewrite(key.expr), rel).fn
+    return lambda row, out: fn(row)
+
+
+def _output_position(expr: Expr, names: list[str]) -> int | None:
+    if (
+        isinstance(expr, Literal)
+        and isinstance(expr.value, int)
+        and not isinstance(expr.value, bool)
+    ):
+        if not 1 <= expr.value <= len(names):
+            raise EvaluationError(f"ORDER BY position {expr.value} is not in the select list")
+        return expr.value - 1
+    if isinstance(expr, Column) and expr.table is None and names.count(expr.name) == 1:
+        return names.index(expr.name)
+    return None
+
+
+def _distinct(out: Relation, key_rows: list[tuple]) -> tuple[list[Row], list[tuple]]:
+    """The first row of each set of rows whose visible values are not distinct."""
+    visible = out.visible()
+    seen: set[tuple] = set()
+    rows, keys = [], []
+    for row, key in zip(out.rows, key_rows, strict=True):
+        identity_key = row_key(tuple(row[i] for i in visible))
+        if identity_key not in seen:
+            seen.add(identity_key)
+            rows.append(row)
+            keys.append(key)
+    return rows, keys
+
+
+def _order_and_limit(
+    rows: list[Row], keys: list[tuple], specs: list[SortSpec], limit: int | None, offset: int | None
+) -> list[Row]:
+    if specs:
+        order = stable_sort(list(range(len(rows))), keys, specs)
+        rows, keys = [rows[i] for i in order], [keys[i] for i in order]
+    start = offset or 0
+    stop = len(rows) if limit is None else min(len(rows), start + limit)
+    for cut in (start, stop):
+        if 0 < cut < len(rows) and not _cut_is_determined(rows, keys, specs, cut):
+            raise ReferenceGap(
+                "LIMIT/OFFSET splits rows the ORDER BY does not order: "
+                "which of them are returned is not determined"
+            )
+    return rows[start:stop]
+
+
+def _cut_is_determined(rows: list[Row], keys: list[tuple], specs: list[SortSpec], cut: int) -> bool:
+    """True when the rows on both sides of a cut differ in ORDER BY keys, or the
+    rows tied across it are identical (so any choice among them looks the same)."""
+    if not specs:
+        return len({row_key(r) for r in rows}) == 1
+    if compare_keys(keys[cut - 1], keys[cut], specs) != 0:
+        return True
+    tied = [r for r, k in zip(rows, keys, strict=True) if compare_keys(k, keys[cut], specs) == 0]
+    return len({row_key(r) for r in tied}) == 1
+
+
+# ---------------------------------------------------------------------------
+# UNION ALL and WITH
+
+
+def _run_union_all(union: UnionAll, ctx: Context) -> Relation:
+    left, right = run_query(union.left, ctx), run_query(union.right, ctx)
+    lv, rv = left.visible(), right.visible()
+    if len(lv) != len(rv):
+        raise EvaluationError(f"UNION ALL of {len(lv)} and {len(rv)} columns")
+    types = [
+        common_type([left.fields[i].type, right.fields[j].type])
+        for i, j in zip(lv, rv, strict=True)
+    ]
+    fields = tuple(Field(left.fields[i].name, t) for i, t in zip(lv, types, strict=True))
+    rows = _converted_rows(left, lv, types) + _converted_rows(right, rv, types)
+    out = Relation(fields, rows)
+    names = [f.name for f in fields]
+    keys = [_union_order_key(k, out, names) for k in union.order_by]
+    key_rows = [tuple(key(row) for key in keys) for row in rows]
+    specs = [sort_spec(k, ctx.profile) for k in union.order_by]
+    out.rows = _order_and_limit(rows, key_rows, specs, union.limit, union.offset)
+    return out
+
+
+def _converted_rows(rel: Relation, indexes: list[int], types: list) -> list[Row]:
+    def convert(value: object, i: int, t: object) -> object:
+        return value if rel.fields[i].type == t else cast_value(value, t)  # type: ignore[arg-type]
+
+    return [
+        tuple(convert(row[i], i, t) for i, t in zip(indexes, types, strict=True))
+        for row in rel.rows
+    ]
+
+
+def _union_order_key(key: SortKey, out: Relation, names: list[str]) -> Callable[[Row], object]:
+    index = _output_position(key.expr, names)
+    if index is not None:
+        return lambda row, i=index: row[i]
+    return compile_expr(key.expr, out).fn
+
+
+def _run_with(with_: With, ctx: Context) -> Relation:
+    # Each CTE sees the ones before it; the scope ends with this query.
+    inner = dataclasses.replace(ctx, ctes=dict(ctx.ctes))
+    for cte in with_.ctes:
+        inner.ctes[cte.name] = run_query(cte.query, inner)
+    return run_query(with_.body, inner)

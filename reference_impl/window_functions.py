@@ -1,0 +1,177 @@
+"""The window functions proper (ranking, offset and value functions), one
+function each, keyed by name. Window aggregates live in `aggregates.py`.
+
+Each function takes the call over one sorted partition and a position i
+(0-based, in window order) and returns the value for the row at i. The
+definitions follow the standard's <window function>:
+
+- row_number: the position, from 1.
+- rank: 1 + the number of rows that precede the current row's peer group.
+- dense_rank: the number of peer groups up to and including the current one.
+- percent_rank: (rank - 1) / (rows in partition - 1), 0 for a single row.
+- cume_dist: (rows preceding or peer with the current row) / rows in partition.
+- ntile(n): buckets 1..n of sizes differing by at most one, larger first.
+- lag/lead: the value k rows before/after in the partition; the default only
+  when no such row exists.
+- first_value/last_value/nth_value: read the frame (after EXCLUDE).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from harness.errors import EvaluationError, ReferenceGap
+from harness.model import FuncCall, NullTreatment
+from harness.types import SqlType
+from reference_impl.ordering import SortedPartition
+
+
+@dataclass(frozen=True)
+class WindowCall:
+    """One window function call over one sorted partition."""
+
+    call: FuncCall
+    part: SortedPartition
+    args: list[list[object]]  # args[k][p]: argument k evaluated on the row at position p
+    frame: Callable[[int], list[int]]  # the frame of the row at a position
+    result_type: SqlType | None
+
+    @property
+    def ignore_nulls(self) -> bool:
+        return self.call.null_treatment is NullTreatment.IGNORE
+
+
+# ---------------------------------------------------------------------------
+# Ranking
+
+
+def row_number(w: WindowCall, i: int) -> int:
+    return i + 1
+
+
+def rank(w: WindowCall, i: int) -> int:
+    return w.part.peer_start(i) + 1
+
+
+def dense_rank(w: WindowCall, i: int) -> int:
+    return w.part.group_of[i] + 1
+
+
+def percent_rank(w: WindowCall, i: int) -> float:
+    rows = w.part.size
+    return 0.0 if rows == 1 else w.part.peer_start(i) / (rows - 1)
+
+
+def cume_dist(w: WindowCall, i: int) -> float:
+    return w.part.peer_end(i) / w.part.size
+
+
+def ntile(w: WindowCall, i: int) -> int | None:
+    buckets = _positive_count(w.args[0][i], "ntile")
+    if buckets is None:
+        return None
+    # The first `rows % buckets` buckets hold one row more than the others; with
+    # more buckets than rows, every row is a bucket of its own.
+    small, extra = divmod(w.part.size, buckets)
+    large_rows = extra * (small + 1)
+    if i < large_rows:
+        return i // (small + 1) + 1
+    return extra + (i - large_rows) // small + 1
+
+
+def _positive_count(value: object, name: str) -> int | None:
+    """An argument that must be a positive integer (NULL gives NULL)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ReferenceGap(f"{name}() with a non-integer argument {value!r}")
+    if value < 1:
+        raise EvaluationError(f"the argument of {name}() must be greater than zero, got {value}")
+    return value
+
+
+# ---------------------------------------------------------------------------
+# Offset functions
+
+
+def lag(w: WindowCall, i: int) -> object:
+    return _offset_value(w, i, direction=-1)
+
+
+def lead(w: WindowCall, i: int) -> object:
+    return _offset_value(w, i, direction=1)
+
+
+def _offset_value(w: WindowCall, i: int, direction: int) -> object:
+    offset = w.args[1][i] if len(w.args) > 1 else 1
+    if offset is None:
+        return None
+    if isinstance(offset, bool) or not isinstance(offset, int):
+        raise ReferenceGap(f"{w.call.name}() with a non-integer offset {offset!r}")
+    target = _offset_position(w, i, direction * offset)  # a negative offset reverses
+    if target is None:
+        return w.args[2][i] if len(w.args) > 2 else None
+    return w.args[0][target]
+
+
+def _offset_position(w: WindowCall, i: int, step: int) -> int | None:
+    """The position `step` rows away, counting only non-NULL values under IGNORE NULLS."""
+    if not w.ignore_nulls or step == 0:
+        target = i + step
+        return target if 0 <= target < w.part.size else None
+    unit, remaining, p = (1 if step > 0 else -1), abs(step), i
+    while True:
+        p += unit
+        if not 0 <= p < w.part.size:
+            return None
+        if w.args[0][p] is not None:
+            remaining -= 1
+            if remaining == 0:
+                return p
+
+
+# ---------------------------------------------------------------------------
+# Value functions over the frame
+
+
+def _frame_values(w: WindowCall, i: int) -> list[int]:
+    positions = w.frame(i)
+    if w.ignore_nulls:
+        positions = [p for p in positions if w.args[0][p] is not None]
+    return positions
+
+
+def first_value(w: WindowCall, i: int) -> object:
+    positions = _frame_values(w, i)
+    return w.args[0][positions[0]] if positions else None
+
+
+def last_value(w: WindowCall, i: int) -> object:
+    positions = _frame_values(w, i)
+    return w.args[0][positions[-1]] if positions else None
+
+
+def nth_value(w: WindowCall, i: int) -> object:
+    n = _positive_count(w.args[1][i], "nth_value")
+    if n is None:
+        return None
+    positions = _frame_values(w, i)
+    if w.call.from_last:
+        positions = positions[::-1]
+    return w.args[0][positions[n - 1]] if n <= len(positions) else None
+
+
+WINDOW_FUNCTIONS: dict[str, Callable[[WindowCall, int], object]] = {
+    "row_number": row_number,
+    "rank": rank,
+    "dense_rank": dense_rank,
+    "percent_rank": percent_rank,
+    "cume_dist": cume_dist,
+    "ntile": ntile,
+    "lag": lag,
+    "lead": lead,
+    "first_value": first_value,
+    "last_value": last_value,
+    "nth_value": nth_value,
+}

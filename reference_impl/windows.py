@@ -1,0 +1,220 @@
+"""The window operator: evaluates every window expression of a SELECT over
+its input (after FROM, WHERE, GROUP BY and HAVING) and appends one column per
+expression.
+
+For each window, by the standard's definitions: partition the rows by the
+PARTITION BY values (NULLs form one partition; values not distinct from each
+other share one); sort each partition by the ORDER BY keys, stably, so that
+peers keep their input order; let the peer_order hook reorder the peer groups
+of windows whose value depends on it; then compute each row's value, through
+its frame where the function reads one.
+
+Windows that share PARTITION BY and ORDER BY (the `WindowKey`) are sorted
+once and share the hook's choice, as one sort in an engine would. Each
+window's sort starts from the input order, never from an earlier window's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+
+from harness.errors import EvaluationError, InvalidInput
+from harness.functions import FunctionKind, is_order_sensitive, lookup
+from harness.model import Column, FuncCall, Select, WindowExpr, WindowSpec, resolve_window, walk
+from harness.types import FLOAT64, SqlType
+from reference_impl.aggregates import compile_aggregate
+from reference_impl.api import WindowKey
+from reference_impl.compiled import Compiled, converted
+from reference_impl.context import Context
+from reference_impl.expressions import compile_expr
+from reference_impl.frames import FrameDef, frame_positions, resolve_frame
+from reference_impl.ordering import SortedPartition, SortSpec, sort_partition, sort_spec
+from reference_impl.relation import Field, Relation
+from reference_impl.rewrite import Rewrite, replace_exprs
+from reference_impl.values import row_key
+from reference_impl.window_functions import WINDOW_FUNCTIONS, WindowCall
+
+
+@dataclass(frozen=True)
+class WindowPlan:
+    written: WindowExpr  # as written in the query
+    key: WindowKey  # resolved PARTITION BY and ORDER BY, as written
+    func: FuncCall  # rewritten to read the window operator's input
+    spec: WindowSpec  # resolved and rewritten
+    order_sensitive: bool
+
+
+@dataclass(frozen=True)
+class WindowResult:
+    values: list
+    type: SqlType | None
+    magnitudes: list | None = None
+
+
+@dataclass(frozen=True)
+class SortedWindow:
+    partitions: list[SortedPartition]
+    specs: list[SortSpec]
+    key_types: list[SqlType | None]
+
+
+def apply_windows(
+    rel: Relation, select: Select, rewrite: Rewrite, ctx: Context
+) -> tuple[Relation, Rewrite]:
+    """`rel` with a column per window expression, and the rewrite that reads them."""
+    plans = [_plan(we, select, rewrite) for we in _window_exprs(select)]
+    if not plans:
+        return rel, rewrite
+    by_key: dict[WindowKey, list[WindowPlan]] = {}
+    for plan in plans:
+        by_key.setdefault(plan.key, []).append(plan)
+    results: dict[WindowExpr, WindowResult] = {}
+    for key, same_window in by_key.items():
+        window = _sort_window(rel, same_window[0].spec, ctx)
+        if any(p.order_sensitive for p in same_window):
+            _order_peers(window, key, rel, ctx)
+        for plan in same_window:
+            results[plan.written] = _evaluate(plan, window, rel, ctx)
+    return _with_columns(rel, plans, results, rewrite)
+
+
+def _window_exprs(select: Select) -> list[WindowExpr]:
+    """The distinct window expressions of the select list and ORDER BY, in order."""
+    found: list[WindowExpr] = []
+    for expr in [item.expr for item in select.items] + [k.expr for k in select.order_by]:
+        for node in walk(expr):
+            if isinstance(node, WindowExpr) and node not in found:
+                nested = [n for n in walk(node) if isinstance(n, WindowExpr) and n is not node]
+                if nested:
+                    raise EvaluationError("window functions cannot be nested")
+                found.append(node)
+    return found
+
+
+def _plan(we: WindowExpr, select: Select, rewrite: Rewrite) -> WindowPlan:
+    resolved = resolve_window(we.window, select.windows)
+    rewritten = rewrite(WindowExpr(we.func, resolved))
+    assert isinstance(rewritten, WindowExpr)
+    return WindowPlan(
+        written=we,
+        key=(resolved.partition_by, resolved.order_by),
+        func=rewritten.func,
+        spec=rewritten.window,
+        order_sensitive=is_order_sensitive(we.func, resolved.frame, bool(resolved.order_by)),
+    )
+
+
+def _sort_window(rel: Relation, spec: WindowSpec, ctx: Context) -> SortedWindow:
+    partition_fns = [compile_expr(e, rel).fn for e in spec.partition_by]
+    order = [compile_expr(k.expr, rel) for k in spec.order_by]
+    specs = [sort_spec(k, ctx.profile) for k in spec.order_by]
+    partitions: dict[tuple, list[int]] = {}
+    for index, row in enumerate(rel.rows):
+        key = row_key(tuple(f(row) for f in partition_fns))
+        partitions.setdefault(key, []).append(index)
+    sorted_parts = [
+        sort_partition(rows, [tuple(k.fn(rel.rows[r]) for k in order) for r in rows], specs)
+        for rows in partitions.values()
+    ]
+    return SortedWindow(sorted_parts, specs, [k.type for k in order])
+
+
+def _order_peers(window: SortedWindow, key: WindowKey, rel: Relation, ctx: Context) -> None:
+    """Record every tied peer group and let the hook order it.
+
+    Calls come partition by partition (in order of first appearance in the
+    input), peer group by peer group in window order: an order fixed before
+    any permutation is applied, so a caller can address a group by call index.
+    """
+    for part in window.partitions:
+        for group, (start, end) in enumerate(part.groups):
+            if end - start < 2:
+                continue
+            ctx.peer_groups.append((key, end - start))
+            if ctx.peer_order is None:
+                continue
+            rows = [rel.row_mapping(rel.rows[r]) for r in part.rows[start:end]]
+            permutation = list(ctx.peer_order(key, rows))
+            if sorted(permutation) != list(range(end - start)):
+                raise InvalidInput(f"peer_order returned {permutation}, not a permutation")
+            part.reorder_group(group, permutation)
+
+
+def _evaluate(plan: WindowPlan, window: SortedWindow, rel: Relation, ctx: Context) -> WindowResult:
+    """One window expression's values (and magnitudes, for aggregates), by row index."""
+    frame = resolve_frame(plan.spec.frame, window.specs, window.key_types)
+    kind = lookup(plan.func.name).kind
+    if kind is FunctionKind.AGGREGATE:
+        return _evaluate_aggregate(plan, window, frame, rel, ctx)
+    if kind is FunctionKind.WINDOW:
+        return _evaluate_window_function(plan, window, frame, rel)
+    raise EvaluationError(f"{plan.func.name}() is not a window or aggregate function")
+
+
+def _evaluate_aggregate(
+    plan: WindowPlan, window: SortedWindow, frame: FrameDef, rel: Relation, ctx: Context
+) -> WindowResult:
+    agg = compile_aggregate(plan.func, rel, ctx.profile)
+    values: list = [None] * len(rel.rows)
+    magnitudes: list = [None] * len(rel.rows)
+    for part in window.partitions:
+        prepared = [agg.prepare(rel.rows[r]) for r in part.rows]
+        # Rows with the same frame (all peers in a RANGE frame, every row of a
+        # whole-partition frame) share one computation.
+        by_frame: dict[tuple[int, ...], tuple[object, float | None]] = {}
+        for i, r in enumerate(part.rows):
+            positions = tuple(frame_positions(frame, part, i))
+            if positions not in by_frame:
+                by_frame[positions] = agg.evaluate([prepared[p] for p in positions])
+            values[r], magnitudes[r] = by_frame[positions]
+    return WindowResult(values, agg.result_type, magnitudes)
+
+
+def _evaluate_window_function(
+    plan: WindowPlan, window: SortedWindow, frame: FrameDef, rel: Relation
+) -> WindowResult:
+    call, spec = plan.func, lookup(plan.func.name)
+    spec.check_arity(len(call.args))
+    if call.distinct or call.filter is not None or call.order_by:
+        raise EvaluationError(f"{call.name}() takes no DISTINCT, FILTER or ORDER BY")
+    if (call.null_treatment is not None and not spec.ignore_nulls) or (
+        call.from_last is not None and not spec.from_last
+    ):
+        raise EvaluationError(f"{call.name}() takes no IGNORE/RESPECT NULLS or FROM FIRST/LAST")
+    args = [compile_expr(a, rel) for a in call.args]
+    result_type = spec.result(tuple(a.type for a in args))
+    if call.name in ("lag", "lead") and len(args) == 3:
+        # The default stands in for the value, so it takes the value's type.
+        args[2] = Compiled(converted(args[2], result_type), result_type)
+    function = WINDOW_FUNCTIONS[call.name]
+    values: list = [None] * len(rel.rows)
+    for part in window.partitions:
+        arg_values = [[a.fn(rel.rows[r]) for r in part.rows] for a in args]
+        w = WindowCall(call, part, arg_values, partial(frame_positions, frame, part), result_type)
+        for i, r in enumerate(part.rows):
+            values[r] = function(w, i)
+    return WindowResult(values, result_type)
+
+
+def _with_columns(
+    rel: Relation,
+    plans: list[WindowPlan],
+    results: dict[WindowExpr, WindowResult],
+    rewrite: Rewrite,
+) -> tuple[Relation, Rewrite]:
+    """Append the window columns (and magnitude columns of float aggregates)."""
+    fields, columns, mapping = list(rel.fields), [], {}
+    for n, plan in enumerate(plans):
+        result = results[plan.written]
+        column = Field(f"#win{n}", result.type, hidden=True)
+        fields.append(column)
+        columns.append(result.values)
+        if result.magnitudes is not None and result.type is not None and result.type.is_float:
+            fields.append(
+                Field(f"#win{n}.magnitude", FLOAT64, hidden=True, magnitude_of=column.uid)
+            )
+            columns.append(result.magnitudes)
+        mapping[rewrite(plan.written)] = Column(column.name)
+    rows = [row + tuple(col[i] for col in columns) for i, row in enumerate(rel.rows)]
+    return Relation(tuple(fields), rows), lambda e: replace_exprs(rewrite(e), mapping)

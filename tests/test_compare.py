@@ -1,0 +1,181 @@
+"""Edge cases of the comparator: each must be judged exactly as DESIGN.md says.
+
+An "engine answer" here is built from the reference's own evaluation (under a
+chosen order of tied rows), then altered where a test needs a wrong answer,
+so each test knows exactly what the right verdict is.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pyarrow as pa
+import pytest
+
+from harness.compare import Judgement, Verdict, compare, float_tolerance
+from harness.dialects.base import NULLS_LARGEST
+from harness.instrument import instrument, with_rowid
+from harness.model import ColumnDef, TableSchema
+from harness.oracle import Oracle
+from harness.sql import parse
+from harness.types import FLOAT64, INT64
+
+
+def _setup(sql: str, columns: dict[str, list], types: dict[str, pa.DataType] | None = None):
+    types = types or {}
+    table = pa.table({k: pa.array(v, type=types.get(k, pa.int64())) for k, v in columns.items()})
+    schema = TableSchema(
+        "t", tuple(ColumnDef(k, FLOAT64 if pa.types.is_floating(table[k].type) else INT64) for k in columns)
+    )
+    plan = instrument(parse(sql), (schema,))
+    tables = with_rowid({"t": table}) if plan.rowid_column is not None else {"t": table}
+    return plan, Oracle(plan.unlimited, tables)
+
+
+def _judge(plan, oracle, answer: pa.Table):
+    return compare(answer, Judgement(plan, NULLS_LARGEST), oracle)
+
+
+def _replace(table: pa.Table, column: int, values: list) -> pa.Table:
+    return table.set_column(column, table.field(column), pa.array(values, type=table.field(column).type))
+
+
+def _under_order(oracle: Oracle, perms):
+    """The reference's answer when each tied peer group is ordered by `perms` (by call index)."""
+    calls = itertools.count()
+    return oracle.evaluate(lambda key, rows: perms[next(calls)]).table
+
+
+TIES = {"id": [1, 2, 3, 4, 5], "v": [10, 20, 20, 20, 30]}
+TIE_SQL = (
+    "SELECT id, row_number() OVER (ORDER BY v ASC NULLS LAST) AS rn, "
+    "lag(id) OVER (ORDER BY v ASC NULLS LAST) AS prev, "
+    "first_value(id) OVER (ORDER BY v ASC NULLS LAST "
+    "RANGE BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING) AS fv FROM t"
+)
+
+
+def test_ties_match_under_every_peer_order():
+    plan, oracle = _setup(TIE_SQL, TIES)
+    assert oracle.evaluate().peer_groups, "the three 20s must form a tied peer group"
+    for perm in itertools.permutations(range(3)):
+        answer = _under_order(oracle, [perm])
+        assert _judge(plan, oracle, answer).verdict is Verdict.MATCH, perm
+
+
+def test_ties_match_without_a_revealing_row_number():
+    # Scramble the engine's witness row_number: the bounded search must still find the order.
+    plan, oracle = _setup(TIE_SQL, TIES)
+    answer = _under_order(oracle, [(2, 0, 1)])
+    (_, witness_col), = plan.witness_columns
+    answer = _replace(answer, witness_col, [1, 2, 3, 4, 5])
+    assert _judge(plan, oracle, answer).verdict is Verdict.MATCH
+
+
+def test_wrong_value_hidden_among_ties_mismatches():
+    plan, oracle = _setup(TIE_SQL, TIES)
+    answer = _under_order(oracle, [(1, 0, 2)])
+    fv = answer.column(3).to_pylist()
+    fv[2] = 5  # id 5 (v=30) is never the first row of the frame of a v=20 row
+    outcome = _judge(plan, oracle, _replace(answer, 3, fv))
+    assert outcome.verdict is Verdict.MISMATCH
+    assert "every order of tied rows" in outcome.detail
+
+
+def test_search_too_large_is_inconclusive_not_a_pass():
+    n = 9  # 9! = 362880 orders of one peer group, beyond the search budget
+    plan, oracle = _setup(
+        "SELECT id, row_number() OVER (ORDER BY v ASC NULLS LAST) AS rn FROM t",
+        {"id": list(range(n)), "v": [1] * n},
+    )
+    answer = oracle.evaluate().table
+    answer = _replace(answer, 1, [1] * n)  # every row numbered 1: wrong under any order
+    assert _judge(plan, oracle, answer).verdict is Verdict.INCONCLUSIVE
+
+
+def test_null_is_not_zero():
+    plan, oracle = _setup(
+        "SELECT id, sum(v) OVER (ORDER BY id ASC NULLS LAST "
+        "ROWS BETWEEN 1 FOLLOWING AND 1 FOLLOWING) AS s FROM t",
+        {"id": [1, 2], "v": [5, 6]},
+    )
+    answer = oracle.evaluate().table
+    assert answer.column(1).to_pylist() == [6, None]
+    assert _judge(plan, oracle, _replace(answer, 1, [6, 0])).verdict is Verdict.MISMATCH
+    assert _judge(plan, oracle, answer).verdict is Verdict.MATCH
+
+
+FLOATS_SQL = (
+    "SELECT id, sum(f) OVER (ORDER BY id ASC NULLS LAST "
+    "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS s FROM t"
+)
+
+
+def test_nan_is_not_null():
+    plan, oracle = _setup(FLOATS_SQL, {"id": [1, 2], "f": [math.nan, 1.0]}, {"f": pa.float64()})
+    answer = oracle.evaluate().table
+    assert math.isnan(answer.column(1).to_pylist()[0])
+    assert _judge(plan, oracle, answer).verdict is Verdict.MATCH
+    assert _judge(plan, oracle, _replace(answer, 1, [None, math.nan])).verdict is Verdict.MISMATCH
+
+
+def test_float_within_and_beyond_the_bound():
+    values = [0.1, 0.2, 0.3, 1e6]
+    plan, oracle = _setup(FLOATS_SQL, {"id": [1, 2, 3, 4], "f": values}, {"f": pa.float64()})
+    exact = oracle.evaluate().table.column(1).to_pylist()
+    one_ulp = [math.nextafter(x, math.inf) for x in exact]
+    assert _judge(plan, oracle, _replace(oracle.evaluate().table, 1, one_ulp)).verdict is Verdict.MATCH
+    off = list(exact)
+    off[3] = exact[3] * (1 + 1e-9)
+    assert off[3] - exact[3] > float_tolerance(exact[3], sum(values), False)
+    assert _judge(plan, oracle, _replace(oracle.evaluate().table, 1, off)).verdict is Verdict.MISMATCH
+
+
+def test_negative_zero_equals_zero_with_a_note():
+    plan, oracle = _setup(FLOATS_SQL, {"id": [1], "f": [0.0]}, {"f": pa.float64()})
+    outcome = _judge(plan, oracle, _replace(oracle.evaluate().table, 1, [-0.0]))
+    assert outcome.verdict is Verdict.MATCH
+    assert outcome.notes and "-0.0" in outcome.notes[0]
+
+
+def test_duplicate_rows_are_a_multiset():
+    # A subquery source has no row id: rows are compared as a bag.
+    plan, oracle = _setup("SELECT v FROM (SELECT v FROM t) AS s", {"v": [1, 1, 2]})
+    assert plan.rowid_column is None
+    table = oracle.evaluate().table
+    assert _judge(plan, oracle, _replace(table, 0, [2, 1, 1])).verdict is Verdict.MATCH
+    assert _judge(plan, oracle, _replace(table, 0, [1, 2, 2])).verdict is Verdict.MISMATCH
+
+
+def test_integer_widths_are_one_class_but_float_is_not():
+    plan, oracle = _setup("SELECT id, rank() OVER (ORDER BY id ASC NULLS LAST) AS r FROM t", {"id": [1, 2]})
+    table = oracle.evaluate().table
+    as_uint = table.set_column(1, pa.field("r", pa.uint64()), pa.array([1, 2], pa.uint64()))
+    assert _judge(plan, oracle, as_uint).verdict is Verdict.MATCH
+    hugeint = pa.array([1, 2], pa.int64()).cast(pa.decimal128(38, 0))
+    assert _judge(plan, oracle, table.set_column(1, pa.field("r", hugeint.type), hugeint)).verdict is Verdict.MATCH
+    as_float = table.set_column(1, pa.field("r", pa.float64()), pa.array([1.0, 2.0]))
+    assert _judge(plan, oracle, as_float).verdict is Verdict.TYPE_MISMATCH
+
+
+def test_order_by_is_checked_up_to_ties():
+    plan, oracle = _setup(
+        "SELECT id, v FROM t ORDER BY v ASC NULLS LAST", {"id": [1, 2, 3], "v": [2, 1, 1]}
+    )
+    table = oracle.evaluate().table
+    reordered = table.take([1, 0, 2])  # ids 3, 2, 1? rows tied on v=1 swapped
+    assert _judge(plan, oracle, reordered).verdict is Verdict.MATCH
+    unsorted = table.take([2, 0, 1])  # v=2 first: violates ORDER BY
+    assert _judge(plan, oracle, unsorted).verdict is Verdict.MISMATCH
+
+
+@pytest.mark.parametrize("pick", [0, 1])
+def test_limit_may_cut_through_ties(pick):
+    plan, oracle = _setup(
+        "SELECT id, v FROM t ORDER BY v ASC NULLS LAST LIMIT 2", {"id": [1, 2, 3], "v": [5, 7, 7]}
+    )
+    full = oracle.evaluate().table  # the oracle evaluates without the LIMIT
+    answer = full.take([0, 1 + pick])  # v=5, then either of the tied v=7 rows
+    assert _judge(plan, oracle, answer).verdict is Verdict.MATCH
+    assert _judge(plan, oracle, full.take([1, 2])).verdict is Verdict.MISMATCH
