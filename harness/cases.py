@@ -225,7 +225,7 @@ def _to_timestamp(value: object, t: SqlType) -> dt.datetime:
 
 
 def _naive_utc(value: dt.datetime) -> dt.datetime:
-    return value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    return value.astimezone(dt.UTC).replace(tzinfo=None)
 
 
 _COERCE = {

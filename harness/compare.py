@@ -32,8 +32,8 @@ from enum import Enum
 import pyarrow as pa
 
 from harness.cases import Expected
-from harness.errors import InvalidCase
 from harness.dialects.base import NullOrdering
+from harness.errors import InvalidCase
 from harness.instrument import ROWID, OrderKey, Plan
 from harness.oracle import Oracle
 from reference_impl import Evaluation, PeerOrder
@@ -132,7 +132,7 @@ def rows_of(table: pa.Table, magnitudes: dict[str, list] | None = None) -> Rows:
 def _normalise_column(column: pa.ChunkedArray) -> list:
     values = column.to_pylist()
     if pa.types.is_timestamp(column.type) and column.type.tz is not None:
-        return [v if v is None else v.astimezone(dt.timezone.utc).replace(tzinfo=None) for v in values]
+        return [v if v is None else v.astimezone(dt.UTC).replace(tzinfo=None) for v in values]
     return values
 
 
@@ -161,9 +161,9 @@ def _cell_tol(expected: Rows, col: int, row: int, single: bool) -> float:
 
 
 def _zero_sign_note(a: object, b: object) -> str | None:
-    if isinstance(a, float) and isinstance(b, float) and a == 0.0 == b:
-        if math.copysign(1, a) != math.copysign(1, b):
-            return f"engine {a!r} where the reference has {b!r} (equal values)"
+    both_zero = isinstance(a, float) and isinstance(b, float) and a == 0.0 == b
+    if both_zero and math.copysign(1, a) != math.copysign(1, b):
+        return f"engine {a!r} where the reference has {b!r} (equal values)"
     return None
 
 
@@ -256,10 +256,8 @@ def _hashable(v: object) -> object:
 def _sort_token(v: object, descending: bool, nulls_first: bool) -> tuple:
     if v is None:
         return (0 if nulls_first else 2,)
-    if isinstance(v, float) and math.isnan(v):
-        rank = (1, 1, 0.0)  # NaN sorts above every other value
-    else:
-        rank = (1, 0, v)
+    # NaN sorts above every other value.
+    rank = (1, 1, 0.0) if isinstance(v, float) and math.isnan(v) else (1, 0, v)
     return rank if not descending else (rank[0], _Desc(rank[1:]))
 
 

@@ -114,7 +114,7 @@ _SPECS = [
     _spec("nth_value", W, (2, 2), _first_arg, order_sensitive=True, uses_frame=True,
           ignore_nulls=True, from_last=True),
     # Aggregates.
-    _spec("count", A, (0, 1), _fixed(T.INT64), uses_frame=True, star=True),
+    _spec("count", A, (1, 1), _fixed(T.INT64), uses_frame=True, star=True),
     _spec("sum", A, (1, 1), _sum_type, uses_frame=True),
     _spec("avg", A, (1, 1), _avg_type, uses_frame=True),
     _spec("min", A, (1, 1), _first_arg, uses_frame=True),
@@ -149,13 +149,13 @@ def is_aggregate(name: str) -> bool:
 
 def frame_is_whole_partition(frame: object) -> bool:
     """True for a frame that always spans the whole partition."""
-    from harness.model import BoundKind, Frame
+    from harness.model import BoundKind, Exclusion, Frame
 
     return (
         isinstance(frame, Frame)
         and frame.start.kind is BoundKind.UNBOUNDED_PRECEDING
         and frame.end.kind is BoundKind.UNBOUNDED_FOLLOWING
-        and frame.exclusion in (None,)
+        and frame.exclusion in (None, Exclusion.NO_OTHERS)
     )
 
 

@@ -157,14 +157,14 @@ def _window_key(spec: WindowSpec) -> WindowKey:
 
 
 def _sensitive_windows(query: Select) -> list[WindowSpec]:
-    specs: list[WindowSpec] = []
+    """The distinct windows (by PARTITION BY and ORDER BY) of order-sensitive expressions."""
+    specs: dict[WindowKey, WindowSpec] = {}
     for item in query.items:
         for w in window_exprs(item.expr):
             spec = resolve_window(w.window, query.windows)
             if is_order_sensitive(w.func, spec.frame, bool(spec.order_by)):
-                if _window_key(spec) not in [_window_key(s) for s in specs]:
-                    specs.append(spec)
-    return specs
+                specs.setdefault(_window_key(spec), spec)
+    return list(specs.values())
 
 
 def _add_witnesses(query: Select, items: list[SelectItem]) -> list[tuple[WindowKey, int]]:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Union
 
 from harness.errors import InvalidQuery
 from harness.types import SqlType
@@ -168,9 +167,10 @@ class WindowExpr:
     window: WindowSpec
 
 
-Expr = Union[
-    Column, Literal, Interval, Star, BinaryOp, UnaryOp, IsNull, Case, Cast, FuncCall, WindowExpr
-]
+Expr = (
+    Column | Literal | Interval | Star | BinaryOp | UnaryOp | IsNull | Case | Cast | FuncCall
+    | WindowExpr
+)
 
 # ---------------------------------------------------------------------------
 # Windows
@@ -309,7 +309,7 @@ class Join:
     on: Expr | None = None  # None exactly for CROSS
 
 
-Source = Union[TableRef, SubqueryRef, Join]
+Source = TableRef | SubqueryRef | Join
 
 
 @dataclass(frozen=True)
@@ -349,7 +349,7 @@ class With:
     body: Query
 
 
-Query = Union[Select, UnionAll, With]
+Query = Select | UnionAll | With
 
 # ---------------------------------------------------------------------------
 # Tables and cases
@@ -417,7 +417,9 @@ def window_exprs(node: object) -> list[WindowExpr]:
     return found
 
 
-def resolve_window(spec: WindowSpec, named: tuple[NamedWindow, ...]) -> WindowSpec:
+def resolve_window(
+    spec: WindowSpec, named: tuple[NamedWindow, ...], _seen: frozenset[str] = frozenset()
+) -> WindowSpec:
     """Inline the named windows a spec refines, following the standard's rules.
 
     A refining window may add ORDER BY only if its base has none, and may not
@@ -428,7 +430,9 @@ def resolve_window(spec: WindowSpec, named: tuple[NamedWindow, ...]) -> WindowSp
     by_name = {w.name: w.spec for w in named}
     if spec.base not in by_name:
         raise InvalidQuery(f"window {spec.base!r} is not defined in the WINDOW clause")
-    base = resolve_window(by_name[spec.base], named)
+    if spec.base in _seen:
+        raise InvalidQuery(f"window {spec.base!r} refers to itself")
+    base = resolve_window(by_name[spec.base], named, _seen | {spec.base})
     if spec.partition_by:
         raise InvalidQuery(f"a window refining {spec.base!r} cannot add PARTITION BY")
     if spec.order_by and base.order_by:

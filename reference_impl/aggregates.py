@@ -23,7 +23,7 @@ from functools import cmp_to_key
 
 from harness import types as T
 from harness.errors import EvaluationError, ReferenceGap
-from harness.functions import FunctionKind, lookup
+from harness.functions import FunctionKind, FunctionSpec, lookup
 from harness.model import FuncCall, Star
 from harness.types import SqlType, TypeKind
 from reference_impl.api import SemanticsProfile
@@ -89,19 +89,10 @@ def compile_aggregate(
     call: FuncCall, rel: Relation, profile: SemanticsProfile
 ) -> CompiledAggregate:
     spec = lookup(call.name)
-    if spec.kind is not FunctionKind.AGGREGATE:
-        raise EvaluationError(f"{call.name}() is not an aggregate function")
-    if call.null_treatment is not None or call.from_last is not None:
-        raise EvaluationError(f"{call.name}() takes no IGNORE/RESPECT NULLS or FROM FIRST/LAST")
+    _check_clauses(call, spec)
+    spec.check_arity(len(call.args))
     is_star = call.args == (Star(),)
-    if is_star and (not spec.star or call.distinct):
-        raise EvaluationError(f"{call.name}(*) is not allowed here")
     args = [] if is_star else [compile_expr(a, rel) for a in call.args]
-    spec.check_arity(len(args))
-    if not args and not is_star:
-        raise EvaluationError(f"{call.name}() needs an argument")
-    if call.distinct and any(k.expr not in call.args for k in call.order_by):
-        raise ReferenceGap("DISTINCT aggregate ordered by an expression not among its arguments")
     arg_types = tuple(a.type for a in args)
     _check_argument_types(call.name, arg_types)
     return CompiledAggregate(
@@ -112,6 +103,20 @@ def compile_aggregate(
         order_specs=[sort_spec(k, profile) for k in call.order_by],
         result_type=spec.result(arg_types),
     )
+
+
+def _check_clauses(call: FuncCall, spec: FunctionSpec) -> None:
+    if spec.kind is not FunctionKind.AGGREGATE:
+        raise EvaluationError(f"{call.name}() is not an aggregate function")
+    if call.null_treatment is not None or call.from_last is not None:
+        raise EvaluationError(f"{call.name}() takes no IGNORE/RESPECT NULLS or FROM FIRST/LAST")
+    is_star = call.args == (Star(),)
+    if is_star and (not spec.star or call.distinct):
+        raise EvaluationError(f"{call.name}(*) is not allowed here")
+    if not call.args:
+        raise EvaluationError(f"{call.name}() needs an argument")
+    if call.distinct and any(k.expr not in call.args for k in call.order_by):
+        raise ReferenceGap("DISTINCT aggregate ordered by an expression not among its arguments")
 
 
 _NUMBER = ("a number", lambda t: t.is_numeric)

@@ -39,15 +39,25 @@ DEFAULT_PROFILE = SemanticsProfile()
 class Evaluation:
     """The reference's answer to a query.
 
-    - `table`: the result, column names as the select list's output names.
+    - `table`: the result, column names as the select list's output names
+      (the alias; else the column's name; else `_col<i>`, i the 0-based
+      output position).
     - `magnitudes`: for each FLOAT output column, per row, the scale against
-      which float error is judged: for a float aggregate over a frame, the sum
-      of |x| over the rows aggregated (divided by their count for avg); for
-      any other float value, its absolute value. None for non-float columns'
-      entries is not stored (the key is absent).
+      which float error is judged: for a float aggregate over a frame (or a
+      group), the sum of |x| over the rows aggregated (divided by their count
+      for avg; the mean square for var_*, its root for stddev_*), carried
+      through subqueries when the column is passed on unchanged; for any
+      other float value, its absolute value; None where the value is NULL.
+      Non-float columns have no entry (the key is absent).
     - `peer_groups`: one (WindowKey, size) per call of the `peer_order` hook,
       in call order: the tied peer groups (size > 1) of every window used by
-      at least one order-sensitive window expression.
+      at least one order-sensitive window expression. Recorded also when no
+      hook is given (the calls that would have been made), so a caller can
+      learn the groups first and then enumerate permutations by call index.
+      Calls come window by window (in order of first appearance in the
+      query, inner queries first), partition by partition (in order of first
+      appearance in the window's input), peer group by peer group (in window
+      order): an order fixed before any permutation is applied.
     """
 
     table: pa.Table

@@ -12,7 +12,8 @@ from __future__ import annotations
 from harness.errors import ReferenceGap
 from harness.model import Column, Expr, FuncCall, Literal, Select
 from harness.types import FLOAT64
-from reference_impl.aggregates import compile_aggregate
+from reference_impl.aggregates import CompiledAggregate, compile_aggregate
+from reference_impl.compiled import Compiled
 from reference_impl.context import Context
 from reference_impl.expressions import compile_expr
 from reference_impl.relation import Field, Relation, Row
@@ -37,26 +38,43 @@ def _aggregate_calls(select: Select) -> list[FuncCall]:
 
 def group(rel: Relation, select: Select, ctx: Context) -> tuple[Relation, Rewrite]:
     """The grouped relation and the rewrite that reads it."""
-    for e in select.group_by:
-        if isinstance(e, Literal):
-            raise ReferenceGap("GROUP BY a position or constant")
+    if any(isinstance(e, Literal) for e in select.group_by):
+        raise ReferenceGap("GROUP BY a position or constant")
     keys = [compile_expr(e, rel) for e in select.group_by]
     calls = _aggregate_calls(select)
     aggs = [compile_aggregate(c, rel, ctx.profile) for c in calls]
+    key_fields, key_mapping = _key_fields(select.group_by, keys, rel)
+    agg_fields, agg_mapping, magnitude_of = _aggregate_fields(calls, aggs)
     groups: dict[tuple, list[Row]] = {} if select.group_by else {(): []}
     for row in rel.rows:
-        values = tuple(k.fn(row) for k in keys)
-        groups.setdefault(row_key(values), []).append(row)
+        groups.setdefault(row_key(tuple(k.fn(row) for k in keys)), []).append(row)
+    rows = [_group_row(members, keys, aggs, magnitude_of) for members in groups.values()]
+    mapping = {**key_mapping, **agg_mapping}
+    return Relation(tuple(key_fields + agg_fields), rows), lambda e: replace_exprs(e, mapping)
 
+
+def _key_fields(
+    exprs: tuple[Expr, ...], keys: list[Compiled], rel: Relation
+) -> tuple[list[Field], dict[Expr, Expr]]:
+    """A group key that is a column keeps its name; any other becomes a hidden column."""
     fields: list[Field] = []
     mapping: dict[Expr, Expr] = {}
-    for j, (expr, key) in enumerate(zip(select.group_by, keys, strict=True)):
+    for j, (expr, key) in enumerate(zip(exprs, keys, strict=True)):
         if isinstance(expr, Column):
             source = rel.fields[rel.resolve(expr)]
             fields.append(Field(source.name, key.type, table=source.table))
         else:
             fields.append(Field(f"#group{j}", key.type, hidden=True))
             mapping[expr] = Column(f"#group{j}")
+    return fields, mapping
+
+
+def _aggregate_fields(
+    calls: list[FuncCall], aggs: list[CompiledAggregate]
+) -> tuple[list[Field], dict[Expr, Expr], list[int | None]]:
+    """A hidden column per aggregate, then one per float aggregate for its magnitudes."""
+    fields: list[Field] = []
+    mapping: dict[Expr, Expr] = {}
     magnitude_of: list[int | None] = []
     for k, (call, agg) in enumerate(zip(calls, aggs, strict=True)):
         field = Field(f"#agg{k}", agg.result_type, hidden=True)
@@ -69,12 +87,15 @@ def group(rel: Relation, select: Select, ctx: Context) -> tuple[Relation, Rewrit
         for k, uid in enumerate(magnitude_of)
         if uid is not None
     ]
-
-    rows = [_group_row(members, keys, aggs, magnitude_of) for members in groups.values()]
-    return Relation(tuple(fields), rows), lambda e: replace_exprs(e, mapping)
+    return fields, mapping, magnitude_of
 
 
-def _group_row(members: list[Row], keys: list, aggs: list, magnitude_of: list[int | None]) -> Row:
+def _group_row(
+    members: list[Row],
+    keys: list[Compiled],
+    aggs: list[CompiledAggregate],
+    magnitude_of: list[int | None],
+) -> Row:
     # The group's key values are those of its first row (all are not distinct).
     key_values = tuple(k.fn(members[0]) for k in keys) if members else ()
     results = [agg.evaluate([agg.prepare(r) for r in members]) for agg in aggs]

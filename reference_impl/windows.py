@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from harness.errors import EvaluationError, InvalidInput
-from harness.functions import FunctionKind, is_order_sensitive, lookup
+from harness.functions import FunctionKind, FunctionSpec, is_order_sensitive, lookup
 from harness.model import Column, FuncCall, Select, WindowExpr, WindowSpec, resolve_window, walk
 from harness.types import FLOAT64, SqlType
 from reference_impl.aggregates import compile_aggregate
@@ -175,13 +175,7 @@ def _evaluate_window_function(
     plan: WindowPlan, window: SortedWindow, frame: FrameDef, rel: Relation
 ) -> WindowResult:
     call, spec = plan.func, lookup(plan.func.name)
-    spec.check_arity(len(call.args))
-    if call.distinct or call.filter is not None or call.order_by:
-        raise EvaluationError(f"{call.name}() takes no DISTINCT, FILTER or ORDER BY")
-    if (call.null_treatment is not None and not spec.ignore_nulls) or (
-        call.from_last is not None and not spec.from_last
-    ):
-        raise EvaluationError(f"{call.name}() takes no IGNORE/RESPECT NULLS or FROM FIRST/LAST")
+    _check_clauses(call, spec)
     args = [compile_expr(a, rel) for a in call.args]
     result_type = spec.result(tuple(a.type for a in args))
     if call.name in ("lag", "lead") and len(args) == 3:
@@ -195,6 +189,16 @@ def _evaluate_window_function(
         for i, r in enumerate(part.rows):
             values[r] = function(w, i)
     return WindowResult(values, result_type)
+
+
+def _check_clauses(call: FuncCall, spec: FunctionSpec) -> None:
+    spec.check_arity(len(call.args))
+    if call.distinct or call.filter is not None or call.order_by:
+        raise EvaluationError(f"{call.name}() takes no DISTINCT, FILTER or ORDER BY")
+    if call.null_treatment is not None and not spec.ignore_nulls:
+        raise EvaluationError(f"{call.name}() takes no IGNORE/RESPECT NULLS")
+    if call.from_last is not None and not spec.from_last:
+        raise EvaluationError(f"{call.name}() takes no FROM FIRST/LAST")
 
 
 def _with_columns(

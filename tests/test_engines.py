@@ -17,7 +17,7 @@ import pytest
 
 from harness.engines.base import Engine
 from harness.engines.registry import engine_names, get_dialect, get_engine
-from harness.errors import EngineCrash, EngineError, InvalidInput
+from harness.errors import EngineCrash, EngineError, EngineUnavailable, InvalidInput
 from harness.types import from_arrow
 
 NAN, INF = math.nan, math.inf
@@ -75,10 +75,10 @@ def test_select_star_round_trips_every_type(sql_engine: Engine) -> None:
     table = every_type_table()
     got = sql_engine.run({"t": table}, select_all(sql_engine, "t"))
     assert got.column_names == table.column_names
-    for field, result_field in zip(table.schema, got.schema):
+    for field, result_field in zip(table.schema, got.schema, strict=True):
         assert from_arrow(result_field.type) == from_arrow(field.type), field.name
-    for (name, want), (_, have) in zip(columns(table), columns(got)):
-        bad = [(w, h) for w, h in zip(want, have) if not same(w, h)]
+    for (name, want), (_, have) in zip(columns(table), columns(got), strict=True):
+        bad = [(w, h) for w, h in zip(want, have, strict=True) if not same(w, h)]
         assert not bad, f"{name}: {bad}"
 
 
@@ -124,10 +124,11 @@ def test_odd_names_survive_end_to_end(sql_engine: Engine) -> None:
     assert got.column("sum of a b").to_pylist() == [3, 2, 3]
 
 
-def test_a_table_from_an_earlier_run_is_not_visible(sql_engine: Engine) -> None:
-    sql_engine.run({"stale": every_type_table()}, select_all(sql_engine, "stale"))
+@pytest.mark.parametrize("name", ["stale", 'a `stale` "one" ü'])
+def test_a_table_from_an_earlier_run_is_not_visible(sql_engine: Engine, name: str) -> None:
+    sql_engine.run({name: every_type_table()}, select_all(sql_engine, name))
     with pytest.raises(EngineError):
-        sql_engine.run({}, select_all(sql_engine, "stale"))
+        sql_engine.run({}, select_all(sql_engine, name))
 
 
 def test_a_new_table_under_an_old_name_replaces_it(sql_engine: Engine) -> None:
@@ -162,7 +163,7 @@ def test_a_datafusion_panic_is_a_crash(engines) -> None:
 @pytest.mark.spark
 def test_a_failed_spark_query_prints_nothing(engines, capfd: pytest.CaptureFixture[str]) -> None:
     engine = engines.get("spark")
-    with pytest.raises(EngineError, match=r"^\[DISTINCT_WINDOW_FUNCTION_UNSUPPORTED\]"):
+    with pytest.raises(EngineError, match=r"^spark: \[DISTINCT_WINDOW_FUNCTION_UNSUPPORTED\]"):
         engine.run({"t": pa.table({"v": [1, 2]})}, "SELECT count(DISTINCT v) OVER () FROM t")
     out, err = capfd.readouterr()
     assert out == "" and err == ""
@@ -191,6 +192,23 @@ def test_an_unknown_engine_names_the_known_ones() -> None:
 def test_a_dialect_comes_without_its_engine() -> None:
     assert get_dialect("spark").identifier_quote == "`"
     assert get_dialect("reference").name == "canonical"
+
+
+@pytest.mark.parametrize("name", ["duckdb", "datafusion", "spark"])
+def test_a_missing_library_makes_the_engine_unavailable(monkeypatch, name: str) -> None:
+    library = {"spark": "pyspark"}.get(name, name)
+    monkeypatch.setitem(sys.modules, library, None)  # `import library` now fails
+    with pytest.raises(EngineUnavailable, match=f"cannot import {library}"):
+        get_engine(name)
+
+
+def test_spark_without_java_is_unavailable(monkeypatch) -> None:
+    from harness.engines import spark
+
+    monkeypatch.setattr(spark.shutil, "which", lambda program: None)
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    with pytest.raises(EngineUnavailable, match="no Java"):
+        spark._builder("local[1]")
 
 
 def test_importing_the_harness_does_not_import_pyspark() -> None:

@@ -37,6 +37,11 @@ class Feature(Enum):
     FULL_JOIN = "join.full"
     INTERVAL_LITERAL = "literal.interval"
     NAN_LITERAL = "literal.nan"
+    # OVER (w ORDER BY ...) / OVER (w ROWS ...): a window refining a named one.
+    NAMED_WINDOW_REFINEMENT = "window.refine-named"
+    # A frame whose start comes after its end (ROWS BETWEEN 2 FOLLOWING AND 1
+    # FOLLOWING): valid and empty by the standard, rejected by some engines.
+    FRAME_START_AFTER_END = "frame.start-after-end"
 
 
 ALL_FEATURES = frozenset(Feature)
@@ -65,12 +70,18 @@ NULLS_ALWAYS_LAST = NullOrdering(nulls_first_asc=False, nulls_first_desc=False) 
 
 # Words that must be quoted when used as identifiers in any dialect we speak.
 KEYWORDS = frozenset(
-    """all and any array as asc between both by case cast cross current date default
-    desc distinct else end exclude except false fetch filter first following for from full
-    group groups having ignore in inner interval intersect is join last lateral leading left
-    like limit natural not null nulls offset on or order others outer over partition
-    preceding range respect right row rows select some table then ties time timestamp to
-    trailing true unbounded union unique using values when where window with""".split()
+    # PostgreSQL's reserved words, plus the window vocabulary of the standard.
+    """all analyse analyze and any array as asc asymmetric authorization between binary both
+    by case cast check collate collation column concurrently constraint create cross current
+    current_catalog current_date current_role current_schema current_time current_timestamp
+    current_user date default deferrable desc distinct do else end except exclude false fetch
+    filter first following for foreign freeze from full grant group groups having ignore ilike
+    in initially inner interval intersect into is isnull join last lateral leading left like
+    limit localtime localtimestamp natural not notnull null nulls offset on only or order
+    others outer over overlaps partition placing preceding primary range references respect
+    returning right row rows select session_user similar some symmetric system_user table
+    tablesample then ties time timestamp to trailing true unbounded union unique user using
+    values variadic verbose when where window with""".split()
 )
 
 
@@ -158,6 +169,13 @@ class Dialect:
 
     def interval_literal(self, count: int, unit: str) -> str:
         return f"INTERVAL '{count}' {unit}"
+
+    def frame_offset_literal(self, value: object, t: SqlType) -> str | None:
+        """How a literal frame offset is spelled, or None to spell it as any literal.
+
+        For engines that accept only bare numbers in a frame clause.
+        """
+        return None
 
     def function_name(self, canonical: str) -> str:
         return self.function_names.get(canonical, canonical)

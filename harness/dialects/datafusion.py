@@ -5,16 +5,17 @@ DataFusion reads GROUPS, DISTINCT and FILTER on window aggregates, standard
 canonical type name. An explicit frame on rank/row_number/ntile/lag is accepted
 and ignored, as the standard says.
 
-Known gap (needs a Dialect hook, see the report): a frame offset must be a bare
-number, string or interval literal: `CAST(...)`, even `(1)`, is rejected
-("frame offsets for RANGE must be either a numeric value, a string value or an
-interval"), so DECIMAL and REAL offsets, which are written as CASTs, fail. A
-bare `0.7500000000000000001` offset is read exactly (not as a double).
+A frame offset must be a bare number, string or interval literal: `CAST(...)`,
+even `(1)`, is rejected ("frame offsets for RANGE must be either a numeric
+value, a string value or an interval"), so `frame_offset_literal` writes
+DECIMAL and REAL offsets as bare numbers; DataFusion casts the offset to the
+ORDER BY key's type, and a bare `0.7500000000000000001` is read exactly.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import math
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -28,6 +29,9 @@ UNSUPPORTED = frozenset({
     # implemented for window functions". (It works with GROUP BY, but the
     # feature table has one flag for both.)
     Feature.ORDERED_AGGREGATE,
+    # `ROWS BETWEEN 2 FOLLOWING AND 1 FOLLOWING`: "Invalid window frame: start
+    # bound (2 FOLLOWING) cannot be larger than end bound" at planning.
+    Feature.FRAME_START_AFTER_END,
 })
 
 # Words that must be quoted as identifiers on DataFusion 55 beyond the shared
@@ -55,6 +59,13 @@ class DataFusionDialect(Dialect):
         # through a double and loses digits (measured: ...678.1234567890 came
         # back as ...460.6797053952). A string is cast exactly.
         return f"CAST('{format(value, 'f')}' AS {self.type_name(t)})"
+
+    def frame_offset_literal(self, value: object, t: SqlType) -> str | None:
+        if isinstance(value, Decimal):
+            return format(value, "f")
+        if isinstance(value, float) and math.isfinite(value):
+            return repr(value)
+        return None
 
     def timestamp_literal(self, value: dt.datetime) -> str:
         # TIMESTAMP '0001-01-01 00:00:00' overflows Timestamp(ns).

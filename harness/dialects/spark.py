@@ -26,6 +26,12 @@ UNSUPPORTED = frozenset({
     # `string_agg(s, ',') WITHIN GROUP (ORDER BY k)` (works, also OVER a
     # window), which the Dialect has no hook for yet.
     Feature.ORDERED_AGGREGATE,
+    # `OVER (w ORDER BY ...)` / `OVER (w ROWS ...)` is a PARSE_SYNTAX_ERROR;
+    # `OVER w` works.
+    Feature.NAMED_WINDOW_REFINEMENT,
+    # DATATYPE_MISMATCH.SPECIFIED_WINDOW_FRAME_WRONG_COMPARISON: "The lower
+    # bound of a window frame must be less than or equal to the upper bound".
+    Feature.FRAME_START_AFTER_END,
 })
 
 # Words that must be quoted as identifiers on Spark 4.3.0 beyond the shared

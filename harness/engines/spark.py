@@ -107,7 +107,7 @@ def _quiet_python_loggers() -> None:
         PySparkLogger.getLogger(name).setLevel(logging.CRITICAL + 1)
 
 
-def _builder(master: str):  # -> SparkSession.Builder
+def _builder(master: str) -> SparkSession.Builder:
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName("window-harness")
@@ -141,11 +141,17 @@ def _start(master: str) -> SparkSession:
     return spark
 
 
+def _check_alive() -> None:
+    # A dead JVM is not restarted in-process: the worker process that holds
+    # it is (DESIGN: crashing engines run in workers that restart).
+    if _PROCESS.death is not None:
+        raise EngineCrash("spark", f"Spark died earlier in this process: {_PROCESS.death}")
+
+
 def root_session(master: str) -> _Session:
     """The process's Spark session, started on first call."""
     with _LOCK:
-        if _PROCESS.death is not None:
-            raise EngineCrash("spark", f"Spark died earlier in this process: {_PROCESS.death}")
+        _check_alive()
         if _PROCESS.root is None:
             _PROCESS.root, _PROCESS.master = _Session(_start(master)), master
         elif _PROCESS.master != master:
@@ -217,6 +223,7 @@ class SparkEngine(Engine):
         return str(self._state().spark.version)
 
     def _state(self) -> _Session:
+        _check_alive()
         if self._session is None:
             root = root_session(self._master)
             if not self._config:
@@ -262,7 +269,7 @@ def _translated(engine: str) -> Iterator[None]:
     except (PySparkException, Py4JJavaError) as e:  # the JVM threw: a query error
         raise EngineError(engine, short_message(e)) from e
     except (Py4JError, ConnectionError) as e:  # the link to the JVM broke: it is gone
-        message = short_message(e)
+        message = f"the Spark JVM is gone: {short_message(e)}"
         with _LOCK:
             _PROCESS.death = message
         raise EngineCrash(engine, message) from e

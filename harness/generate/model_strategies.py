@@ -12,23 +12,38 @@ checked, so these queries are for SQL-level tests, not for running on engines.
 
 Swarm testing: `feature_flags` switches a random subset of `Toggle`s off per
 example and shrinks towards all of them on; each construct, when on, still
-shrinks towards not being used.
+shrinks towards not being used. Names and literals come from `leaf_strategies`.
+Entry point: `model_queries()`.
 """
 
 from __future__ import annotations
 
-import string
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from decimal import Decimal
-from enum import Enum
 
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from harness import types as T
-from harness.dialects.base import KEYWORDS
 from harness.functions import FUNCTIONS, FunctionKind, FunctionSpec
+from harness.generate.leaf_strategies import (
+    SQL_TYPES,
+    Toggle,
+    cached,
+    decimal_literals,
+    empty_or,
+    feature_flags,
+    float_literals,
+    integer_literal,
+    intervals,
+    ints,
+    literals,
+    maybe,
+    names,
+    none_or,
+    sampled,
+    tuples,
+)
 from harness.model import (
     BinaryOp,
     BinaryOperator,
@@ -43,12 +58,9 @@ from harness.model import (
     Frame,
     FrameMode,
     FuncCall,
-    Interval,
-    IntervalUnit,
     IsNull,
     Join,
     JoinKind,
-    Literal,
     NamedWindow,
     NullsOrder,
     NullTreatment,
@@ -68,36 +80,6 @@ from harness.model import (
     With,
     resolve_window,
 )
-from harness.sql.literals import natural_integer_type
-
-
-class Toggle(Enum):
-    """Features that swarm testing switches off as a group."""
-
-    AWKWARD_NAMES = "awkward names"
-    NAMED_WINDOWS = "named windows"
-    FRAMES = "frames"
-    GROUPS = "GROUPS frames"
-    EXCLUSION = "EXCLUDE"
-    NULL_TREATMENT = "IGNORE/RESPECT NULLS"
-    FROM_LAST = "FROM FIRST/LAST"
-    FILTER = "FILTER"
-    DISTINCT = "DISTINCT"
-    ORDERED_AGGREGATE = "ordered aggregates"
-    NULLS_ORDER = "NULLS FIRST/LAST"
-    INTERVALS = "intervals"
-    SPECIAL_FLOATS = "NaN and infinities"
-    JOINS = "joins"
-    SUBQUERIES = "subqueries"
-    SET_OPS = "UNION ALL and WITH"
-    GROUP_BY = "GROUP BY"
-    LIMIT = "LIMIT/OFFSET"
-
-
-@st.composite
-def feature_flags(draw: st.DrawFn) -> frozenset[Toggle]:
-    """The toggles switched on; shrinks towards all on (each off-switch towards False)."""
-    return frozenset(t for t in Toggle if not draw(st.booleans()))
 
 
 @dataclass(frozen=True)
@@ -106,6 +88,9 @@ class Scope:
 
     `windows` is the WINDOW clause in force, or None where window
     expressions are not allowed (WHERE, GROUP BY, inside another call).
+    Scopes key the strategy caches; two scopes that compare equal (their
+    windows may differ only in literal spelling, such as 1.5 and 1.50) have the
+    same window names and shapes, which is all the strategies read from them.
     """
 
     on: frozenset[Toggle]
@@ -117,102 +102,17 @@ class Scope:
         return Scope(self.on)
 
 
-# -- names -------------------------------------------------------------------------
-
-_AWKWARD = ["A", "Mixed Case", 'say "hi"', "it's", "ünïcödé", "名前", "tab\there", "1st", "x y"]
-
-
-def simple_names() -> SearchStrategy[str]:
-    """Lower-case ASCII names that need no quotes; shrinks towards 'a'."""
-    first = st.sampled_from(string.ascii_lowercase + "_")
-    rest = st.text(string.ascii_lowercase + string.digits + "_", max_size=6)
-    return st.builds(str.__add__, first, rest).filter(lambda n: n not in KEYWORDS)
-
-
-def names(on: frozenset[Toggle]) -> SearchStrategy[str]:
-    """Names, awkward ones (keywords, case, quotes, spaces, unicode) when switched on;
-    shrinks towards a simple name."""
-    if Toggle.AWKWARD_NAMES not in on:
-        return simple_names()
-    anything = st.text(st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)),
-                       min_size=1, max_size=10)
-    return st.one_of(simple_names(), st.sampled_from(sorted(KEYWORDS)), st.sampled_from(_AWKWARD),
-                     simple_names().map(str.upper), anything)
-
-
-# -- literals ----------------------------------------------------------------------
-
-
-def integer_literals(kind: T.SqlType | None = None) -> SearchStrategy[Literal]:
-    """Integer literals of every width (or of `kind`); shrinks towards INTEGER 0."""
-    kinds = [kind] if kind else [T.INT32, T.INT64, T.INT16, T.INT8]
-    return st.sampled_from(kinds).flatmap(lambda t: st.builds(
-        Literal, st.integers(-(2 ** (_BITS[t] - 1)), 2 ** (_BITS[t] - 1) - 1), st.just(t)))
-
-
-_BITS = {T.INT8: 8, T.INT16: 16, T.INT32: 32, T.INT64: 64}
-
-
-def decimal_literals(min_value: int | None = None) -> SearchStrategy[Literal]:
-    """DECIMAL(p,s) literals holding exactly s places; shrinks towards DECIMAL(1,0) 0."""
-
-    @st.composite
-    def draw_one(draw: st.DrawFn) -> Literal:
-        p = draw(st.integers(1, 38))
-        s = draw(st.integers(0, p))
-        n = draw(st.integers(min_value if min_value is not None else 1 - 10**p, 10**p - 1))
-        # Built from text: Decimal arithmetic would round to the context's 28 digits.
-        negative_zero = n == 0 and min_value is None and draw(st.booleans())
-        value = Decimal(f"{'-' if negative_zero else ''}{n}E-{s}")
-        return Literal(value, T.decimal(p, s))
-
-    return draw_one()
-
-
-def float_literals(on: frozenset[Toggle], finite_min: float | None = None) -> SearchStrategy[Literal]:
-    """REAL and DOUBLE PRECISION literals incl. -0.0 and, when on, NaN and infinities;
-    shrinks towards DOUBLE 0.0."""
-    special = Toggle.SPECIAL_FLOATS in on and finite_min is None
-    doubles = st.floats(min_value=finite_min, allow_nan=special, allow_infinity=special)
-    singles = st.floats(min_value=finite_min, width=32, allow_nan=special, allow_infinity=special)
-    return st.one_of(st.builds(Literal, doubles, st.just(T.FLOAT64)),
-                     st.builds(Literal, singles, st.just(T.FLOAT32)))
-
-
-_TYPES = [T.INT32, T.INT64, T.INT8, T.INT16, T.BOOL, T.FLOAT64, T.FLOAT32, T.decimal(10, 2),
-          T.STRING, T.DATE, T.TIMESTAMP, T.INTERVAL]
-
-
-def literals(on: frozenset[Toggle]) -> SearchStrategy[Literal]:
-    """Literals of every type, typed and untyped NULLs; shrinks towards INTEGER 0."""
-    return st.one_of(
-        integer_literals(),
-        st.builds(Literal, st.booleans(), st.just(T.BOOL)),
-        st.just(Literal(None, None)),
-        st.builds(Literal, st.text(st.characters(blacklist_characters="\x00",
-                                                 blacklist_categories=("Cs",))), st.just(T.STRING)),
-        decimal_literals(),
-        float_literals(on),
-        st.builds(Literal, st.dates(), st.just(T.DATE)),
-        st.builds(Literal, st.datetimes(), st.just(T.TIMESTAMP)),
-        st.builds(Literal, st.none(), st.sampled_from(_TYPES)),
-    )
-
-
-def intervals() -> SearchStrategy[Interval]:
-    """INTERVAL 'n' UNIT constants; shrinks towards INTERVAL '0' YEAR."""
-    return st.builds(Interval, st.integers(0, 10_000), st.sampled_from(IntervalUnit))
-
-
 # -- expressions ---------------------------------------------------------------------
 
 
+@cached
 def columns(on: frozenset[Toggle]) -> SearchStrategy[Column]:
     """Column references, sometimes qualified; shrinks towards an unqualified simple name."""
     return st.builds(Column, names(on), st.none() | names(on))
 
 
-Clauses = Callable[[FunctionSpec, tuple[Expr, ...]], SearchStrategy[dict]]
+# The clauses a call may take, given its function and whether its argument is `*`.
+Clauses = Callable[[FunctionSpec, bool], SearchStrategy[dict]]
 
 
 def _calls(specs: list[FunctionSpec], arg: SearchStrategy[Expr],
@@ -222,13 +122,13 @@ def _calls(specs: list[FunctionSpec], arg: SearchStrategy[Expr],
 
     @st.composite
     def draw_one(draw: st.DrawFn) -> FuncCall:
-        spec = draw(st.sampled_from(specs))
+        spec = draw(sampled(tuple(specs)))
         if spec.star and draw(st.booleans()):
             args: tuple[Expr, ...] = (Star(),)
         else:  # count() is in the table's arity but is not SQL; it always has an argument
-            n = draw(st.integers(max(spec.min_args, 1 if spec.star else 0), min(spec.max_args, 3)))
+            n = draw(ints(max(spec.min_args, 1 if spec.star else 0), min(spec.max_args, 3)))
             args = tuple(draw(arg) for _ in range(n))
-        return FuncCall(spec.name, args, **draw(extra(spec, args)))
+        return FuncCall(spec.name, args, **draw(extra(spec, args == (Star(),))))
 
     return draw_one()
 
@@ -237,20 +137,16 @@ def _specs(kind: FunctionKind) -> list[FunctionSpec]:
     return [s for s in FUNCTIONS.values() if s.kind is kind]
 
 
-def _maybe(flag: bool, strategy: SearchStrategy) -> SearchStrategy:
-    """None when the flag is off, else None or a value; shrinks towards None."""
-    return st.none() | strategy if flag else st.none()
-
-
 def _aggregate_clauses(scope: Scope) -> Clauses:
     on = scope.on
 
-    def clauses(spec: FunctionSpec, args: tuple[Expr, ...]) -> SearchStrategy[dict]:
-        distinct = Toggle.DISTINCT in on and args != (Star(),)  # count(DISTINCT *) is not SQL
+    @functools.cache
+    def clauses(spec: FunctionSpec, star: bool) -> SearchStrategy[dict]:
+        distinct = Toggle.DISTINCT in on and not star  # count(DISTINCT *) is not SQL
         ordered = spec.ordered_aggregate and Toggle.ORDERED_AGGREGATE in on
         return st.fixed_dictionaries({
             "distinct": st.booleans() if distinct else st.just(False),
-            "filter": _maybe(Toggle.FILTER in on, expressions(scope.plain)),
+            "filter": maybe(Toggle.FILTER in on, expressions(scope.plain)),
             "order_by": (st.just(()) | sort_keys(scope.plain)) if ordered else st.just(()),
         })
 
@@ -258,28 +154,35 @@ def _aggregate_clauses(scope: Scope) -> Clauses:
 
 
 def _window_clauses(on: frozenset[Toggle]) -> Clauses:
-    def clauses(spec: FunctionSpec, args: tuple[Expr, ...]) -> SearchStrategy[dict]:
+    @functools.cache
+    def clauses(spec: FunctionSpec, star: bool) -> SearchStrategy[dict]:
         return st.fixed_dictionaries({
-            "null_treatment": _maybe(spec.ignore_nulls and Toggle.NULL_TREATMENT in on,
+            "null_treatment": maybe(spec.ignore_nulls and Toggle.NULL_TREATMENT in on,
                                      st.sampled_from(NullTreatment)),
-            "from_last": _maybe(spec.from_last and Toggle.FROM_LAST in on, st.booleans()),
+            "from_last": maybe(spec.from_last and Toggle.FROM_LAST in on, st.booleans()),
         })
 
     return clauses
 
 
+@cached
 def aggregate_calls(scope: Scope) -> SearchStrategy[FuncCall]:
     """Aggregate calls (GROUP BY context) with DISTINCT, FILTER and ORDER BY when on;
-    shrinks towards count(*) or the first aggregate over a column."""
+    shrinks towards count(a)."""
     return _calls(_specs(FunctionKind.AGGREGATE), expressions(scope.plain),
                   _aggregate_clauses(scope))
 
 
 def scalar_calls(arg: SearchStrategy[Expr]) -> SearchStrategy[FuncCall]:
     """coalesce/nullif/abs calls; shrinks towards coalesce of one argument."""
-    return _calls(_specs(FunctionKind.SCALAR), arg, lambda spec, args: st.just({}))
+    return _calls(_specs(FunctionKind.SCALAR), arg, _no_clauses)
 
 
+def _no_clauses(spec: FunctionSpec, star: bool) -> SearchStrategy[dict]:
+    return st.just({})
+
+
+@cached
 def expressions(scope: Scope) -> SearchStrategy[Expr]:
     """Scalar expressions over columns and literals, with aggregates and window
     expressions where the scope allows; shrinks towards a single column."""
@@ -294,7 +197,7 @@ def expressions(scope: Scope) -> SearchStrategy[Expr]:
             st.builds(IsNull, inner, st.booleans()),
             st.builds(Case, st.lists(st.tuples(inner, inner), min_size=1, max_size=2).map(tuple),
                       st.none() | inner),
-            st.builds(Cast, inner, st.sampled_from(_TYPES)),
+            st.builds(Cast, inner, st.sampled_from(SQL_TYPES)),
             scalar_calls(inner),
         ]
         if scope.aggregates:
@@ -306,9 +209,10 @@ def expressions(scope: Scope) -> SearchStrategy[Expr]:
     return st.recursive(st.one_of(leaves), extend, max_leaves=5)
 
 
+@cached
 def sort_keys(scope: Scope) -> SearchStrategy[tuple[SortKey, ...]]:
     """1-2 sort keys; shrinks towards one ASC key without NULLS FIRST/LAST."""
-    nulls = _maybe(Toggle.NULLS_ORDER in scope.on, st.sampled_from(NullsOrder))
+    nulls = maybe(Toggle.NULLS_ORDER in scope.on, st.sampled_from(NullsOrder))
     key = st.builds(SortKey, expressions(scope), st.booleans(), nulls)
     return st.lists(key, min_size=1, max_size=2).map(tuple)
 
@@ -323,10 +227,11 @@ _RANK = {kind: i for i, kind in enumerate(BoundKind)}
 _OFFSET_KINDS = (BoundKind.PRECEDING, BoundKind.FOLLOWING)
 
 
+@cached
 def frame_offsets(mode: FrameMode, on: frozenset[Toggle]) -> SearchStrategy[Expr]:
     """Non-negative offsets: integers for ROWS/GROUPS; for RANGE also decimals,
     floats and (when on) intervals. Shrinks towards INTEGER 0."""
-    ints = st.integers(0, 2**40).map(lambda n: Literal(n, natural_integer_type(n)))
+    ints = st.integers(0, 2**40).map(integer_literal)
     if mode is not FrameMode.RANGE:
         return ints
     extra = [decimal_literals(min_value=0), float_literals(on, finite_min=0.0)]
@@ -341,16 +246,16 @@ def frames(draw: st.DrawFn, on: frozenset[Toggle], order_keys: int) -> Frame:
     modes = [FrameMode.ROWS, FrameMode.RANGE]
     if order_keys and Toggle.GROUPS in on:
         modes.append(FrameMode.GROUPS)
-    mode = draw(st.sampled_from(modes))
+    mode = draw(sampled(tuple(modes)))
     offsets_ok = mode is not FrameMode.RANGE or order_keys == 1
     kinds = [k for k in BoundKind if offsets_ok or k not in _OFFSET_KINDS]
-    start_kind = draw(st.sampled_from([k for k in _START_KINDS if k in kinds]))
+    start_kind = draw(sampled(tuple(k for k in _START_KINDS if k in kinds)))
     # A frame may not start after it ends (in bound order), as in PostgreSQL.
-    end_kind = draw(st.sampled_from([k for k in _END_KINDS
-                                     if k in kinds and _RANK[k] >= _RANK[start_kind]]))
+    end_kind = draw(sampled(tuple(k for k in _END_KINDS
+                                   if k in kinds and _RANK[k] >= _RANK[start_kind])))
     start, end = (Bound(k, draw(frame_offsets(mode, on)) if k in _OFFSET_KINDS else None)
                   for k in (start_kind, end_kind))
-    exclusion = draw(_maybe(Toggle.EXCLUSION in on, st.sampled_from(Exclusion)))
+    exclusion = draw(none_or(sampled(tuple(Exclusion)))) if Toggle.EXCLUSION in on else None
     return Frame(mode, start, end, exclusion)
 
 
@@ -359,17 +264,22 @@ def window_specs(draw: st.DrawFn, scope: Scope, named: tuple[NamedWindow, ...]) 
     """An OVER clause or WINDOW definition, maybe refining one of `named` within the
     rules of resolve_window; shrinks towards the empty window `OVER ()`."""
     plain = scope.plain
-    bases = [w.name for w in named] if Toggle.NAMED_WINDOWS in scope.on else []
-    base = draw(st.none() | st.sampled_from(bases)) if bases else None
+    bases = tuple(w.name for w in named) if Toggle.NAMED_WINDOWS in scope.on else ()
+    base = draw(none_or(sampled(bases))) if bases else None
     inherited = resolve_window(WindowSpec(base), named) if base else WindowSpec()
-    partition_by = () if base else tuple(draw(st.lists(expressions(plain), max_size=2)))
+    partition_by = () if base else draw(tuples(expressions(plain), 0, 2))
     can_order = not inherited.order_by and inherited.frame is None
-    order_by = draw(st.just(()) | sort_keys(plain)) if can_order else ()
+    order_by = draw(empty_or(sort_keys(plain))) if can_order else ()
     keys = len(order_by or inherited.order_by)
     frame = None
     if Toggle.FRAMES in scope.on and inherited.frame is None:
-        frame = draw(st.none() | frames(scope.on, keys))
+        frame = draw(none_or(_frames(scope.on, keys)))
     return WindowSpec(base, partition_by, order_by, frame)
+
+
+@cached
+def _frames(on: frozenset[Toggle], order_keys: int) -> SearchStrategy[Frame]:
+    return frames(on, order_keys)
 
 
 @st.composite
@@ -379,39 +289,50 @@ def window_clauses(draw: st.DrawFn, scope: Scope) -> tuple[NamedWindow, ...]:
     if Toggle.NAMED_WINDOWS not in scope.on:
         return ()
     named: list[NamedWindow] = []
-    for name in draw(st.lists(names(scope.on), max_size=3, unique=True)):
+    for name in draw(_unique_names(scope.on)):
         named.append(NamedWindow(name, draw(window_specs(scope, tuple(named)))))
     return tuple(named)
 
 
+@cached
+def _unique_names(on: frozenset[Toggle]) -> SearchStrategy[list[str]]:
+    return st.lists(names(on), max_size=3, unique=True)
+
+
+@cached
 def window_exprs(scope: Scope) -> SearchStrategy[WindowExpr]:
     """`f(...) OVER ...` for window functions and aggregates, with the clauses each
     takes; shrinks towards row_number() OVER ()."""
     named = scope.windows or ()
-    window_fns = _calls(_specs(FunctionKind.WINDOW), expressions(scope.plain),
-                        _window_clauses(scope.on))
-    aggregates = _calls(_specs(FunctionKind.AGGREGATE), expressions(scope.plain),
-                        _aggregate_clauses(scope))
-    return st.builds(WindowExpr, window_fns | aggregates, window_specs(scope, named))
+    arg, clauses = expressions(scope.plain), _window_clauses(scope.on)
+    window_fns = _calls(_specs(FunctionKind.WINDOW), arg, clauses)
+    # The value functions take the most clauses (IGNORE NULLS, FROM LAST): draw
+    # them more often than their share of the table would.
+    value_fns = _calls([s for s in _specs(FunctionKind.WINDOW) if s.uses_frame], arg, clauses)
+    aggregates = _calls(_specs(FunctionKind.AGGREGATE), arg, _aggregate_clauses(scope))
+    calls = window_fns | value_fns | aggregates
+    return st.builds(WindowExpr, calls, window_specs(scope, named))
 
 
 # -- queries --------------------------------------------------------------------------
 
 
+@cached
 def sources(on: frozenset[Toggle], depth: int) -> SearchStrategy[Source]:
     """Tables, aliased subqueries and joins (ON exactly when not CROSS); shrinks towards
     a table without alias."""
     table = st.builds(TableRef, names(on), st.none() | names(on))
     if depth <= 0:
         return table
-    options: list[SearchStrategy[Source]] = [table]
+    options: list[SearchStrategy] = [table]
     if Toggle.SUBQUERIES in on:
         options.append(st.builds(SubqueryRef, queries(on, depth - 1), names(on)))
     if Toggle.JOINS in on:
         kinds = [k for k in JoinKind if k is not JoinKind.FULL] + [JoinKind.FULL]
-        options.append(st.sampled_from(kinds).flatmap(lambda kind: st.builds(
-            Join, st.just(kind), sources(on, depth - 1), sources(on, depth - 1),
-            st.none() if kind is JoinKind.CROSS else expressions(Scope(on)))))
+        side = sources(on, depth - 1)
+        options += [st.builds(Join, st.just(kind), side, side,
+                              st.none() if kind is JoinKind.CROSS else expressions(Scope(on)))
+                     for kind in kinds]
     return st.one_of(options)
 
 
@@ -420,39 +341,62 @@ def selects(draw: st.DrawFn, on: frozenset[Toggle], depth: int = 1) -> Select:
     """A SELECT with optional FROM, WHERE, GROUP BY/HAVING, WINDOW, ORDER BY, LIMIT;
     shrinks towards `SELECT a`."""
     grouped = Toggle.GROUP_BY in on and draw(st.booleans())
-    windows = draw(window_clauses(Scope(on)))
+    windows = draw(_window_clauses_of(Scope(on)))
     scope = Scope(on, aggregates=grouped, windows=windows)
-    item = st.builds(SelectItem, expressions(scope), st.none() | names(on))
-    stars = st.builds(SelectItem, st.builds(Star, st.none() | names(on)))
-    items = draw(st.lists(item | stars, min_size=1, max_size=3))
-    group_by = tuple(draw(st.lists(expressions(Scope(on)), min_size=1, max_size=2))) if grouped else ()
+    plain = Scope(on)
     return Select(
-        items=tuple(items),
-        source=draw(st.none() | sources(on, depth)),
-        where=draw(st.none() | expressions(Scope(on))),
-        group_by=group_by,
-        having=draw(st.none() | expressions(replace(scope, windows=None))) if grouped else None,
+        items=draw(tuples(select_items(scope), 1, 3)),
+        source=draw(none_or(sources(on, depth))),
+        where=draw(none_or(expressions(plain))),
+        group_by=draw(tuples(expressions(plain), 1, 2)) if grouped else (),
+        having=draw(none_or(expressions(replace(scope, windows=None)))) if grouped else None,
         windows=windows,
-        order_by=draw(st.just(()) | sort_keys(scope)),
+        order_by=draw(empty_or(sort_keys(scope))),
         distinct=draw(st.booleans()),
-        **draw(st.fixed_dictionaries(_limit_args(on))),
+        **draw(_limits(on)),
     )
 
 
+@cached
+def select_items(scope: Scope) -> SearchStrategy[SelectItem]:
+    """Select-list items, window expressions offered directly (they are the point of
+    the harness), `*` and `t.*`; shrinks towards an unaliased column."""
+    expr = expressions(scope) | window_exprs(scope)
+    star = st.builds(SelectItem, st.builds(Star, none_or(names(scope.on))))
+    return st.builds(SelectItem, expr, none_or(names(scope.on))) | star
+
+
+@cached
+def _window_clauses_of(scope: Scope) -> SearchStrategy[tuple[NamedWindow, ...]]:
+    return window_clauses(scope)
+
+
+@cached
+def _limits(on: frozenset[Toggle]) -> SearchStrategy[dict]:
+    return st.fixed_dictionaries(_limit_args(on))
+
+
+@cached
 def queries(on: frozenset[Toggle], depth: int = 2) -> SearchStrategy[Query]:
     """SELECT, UNION ALL and WITH nested up to `depth`; shrinks towards a single SELECT."""
     if depth <= 0 or Toggle.SET_OPS not in on:
         return selects(on, depth)
     inner = queries(on, depth - 1)
-    unions = st.builds(UnionAll, inner, inner, st.just(()) | sort_keys(Scope(on)), **_limit_args(on))
+    order_by = empty_or(sort_keys(Scope(on)))
+    unions = st.builds(UnionAll, inner, inner, order_by, **_limit_args(on))
     ctes = st.lists(st.builds(CommonTable, names(on), inner), min_size=1, max_size=2,
-                    unique_by=lambda c: c.name).map(tuple)
+                    unique_by=_cte_name).map(tuple)
     return st.one_of(selects(on, depth), unions, st.builds(With, ctes, inner))
 
 
+def _cte_name(cte: CommonTable) -> str:
+    return cte.name
+
+
+@cached
 def _limit_args(on: frozenset[Toggle]) -> dict[str, SearchStrategy[int | None]]:
     """LIMIT and OFFSET, each unset or a count; shrinks towards unset."""
-    count = _maybe(Toggle.LIMIT in on, st.integers(0, 2**31))
+    count = maybe(Toggle.LIMIT in on, st.integers(0, 2**31))
     return {"limit": count, "offset": count}
 
 

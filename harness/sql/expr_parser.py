@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 
 from harness import functions
 from harness.errors import InvalidInput, InvalidQuery
 from harness.functions import FunctionKind, FunctionSpec
 from harness.model import (
+    COMPARISONS,
     CURRENT_ROW,
     BinaryOp,
     BinaryOperator,
@@ -41,21 +43,21 @@ from harness.model import (
     WindowExpr,
     WindowSpec,
 )
+from harness.sql.frames import kind_order_problem
 from harness.sql.lexer import Cursor, Kind, Token
 from harness.sql.literals import fold_cast, number_literal
 from harness.types import BOOL, DATE, STRING, TIMESTAMP, SqlType, parse_type_name
 
 NUMBERS = (Kind.INTEGER, Kind.DECIMAL, Kind.FLOAT)
-_COMPARISONS = {op.value: op for op in BinaryOperator if op.value in ("=", "<>", "<", "<=", ">", ">=")}
+_COMPARISONS = {op.value: op for op in COMPARISONS}
 _ADDITIVE = {"+": BinaryOperator.ADD, "-": BinaryOperator.SUB}
 _MULTIPLICATIVE = {"*": BinaryOperator.MUL, "/": BinaryOperator.DIV, "%": BinaryOperator.MOD}
-# Bound kinds in frame order; a frame may not start after it ends.
-_BOUND_RANK = {kind: i for i, kind in enumerate(BoundKind)}
 _EXCLUSIONS = {("no", "others"): Exclusion.NO_OTHERS, ("current", "row"): Exclusion.CURRENT_ROW,
                ("group",): Exclusion.GROUP, ("ties",): Exclusion.TIES}
 
 
 def at(tok: Token) -> str:
+    """A token's position as InvalidQuery's `where`: 'line:column'."""
     return f"{tok.line}:{tok.column}"
 
 
@@ -111,7 +113,7 @@ class ExprParser:
     def _multiplicative(self) -> Expr:
         return self._binary_level(_MULTIPLICATIVE, self._unary)
 
-    def _binary_level(self, ops: dict[str, BinaryOperator], operand) -> Expr:
+    def _binary_level(self, ops: dict[str, BinaryOperator], operand: Callable[[], Expr]) -> Expr:
         left = operand()
         while (tok := self.c.peek()).kind is Kind.OP and tok.value in ops:
             self.c.advance()
@@ -139,6 +141,9 @@ class ExprParser:
             return Literal(tok.value, STRING)
         if tok.keyword in _KEYWORD_PRIMARIES:
             return _KEYWORD_PRIMARIES[tok.keyword](self)
+        if tok.kind is Kind.WORD and tok.value in _TYPED_STRINGS and c.peek(1).kind is Kind.STRING:
+            # DATE '...' is a literal; `date` alone is a name, as in PostgreSQL.
+            return _TYPED_STRINGS[tok.value](self)
         if c.accept_op("("):
             if c.at_word("select") or c.at_word("with"):
                 raise c.error("subqueries in expressions are not supported")
@@ -167,10 +172,7 @@ class ExprParser:
 
     def _date_or_timestamp(self) -> Literal:
         word = self.c.advance().value
-        tok = self.c.peek()
-        if tok.kind is not Kind.STRING:
-            raise self.c.error(f"expected a string after {word.upper()}")
-        self.c.advance()
+        tok = self.c.advance()
         try:
             if word == "date":
                 return Literal(dt.date.fromisoformat(tok.value), DATE)
@@ -244,7 +246,7 @@ class ExprParser:
         try:
             return parse_type_name(text)
         except InvalidInput as e:
-            raise self.c.error(str(e), start) from None
+            raise InvalidQuery(str(e), at(start)) from None
 
     def _integer(self, what: str) -> str:
         if self.c.peek().kind is not Kind.INTEGER:
@@ -263,7 +265,8 @@ class ExprParser:
         inside = self._null_treatment()
         self.c.expect_op(")")
         from_last = self._from_first_last()
-        outside = self._null_treatment()
+        # In `g(f(x) IGNORE NULLS)` the words are g's (inside form), not f's.
+        outside = None if self.c.at_op(")", 2) else self._null_treatment()
         if inside and outside:
             raise self.c.error("IGNORE/RESPECT NULLS is written twice", tok)
         filter_ = self._filter()
@@ -332,19 +335,19 @@ class ExprParser:
         return WindowSpec(base, partition_by, order_by, frame)
 
     def _frame(self) -> Frame | None:
+        tok = self.c.peek()
         mode = next((m for m in FrameMode if self.c.accept_word(m.value.lower())), None)
         if mode is None:
             return None
-        tok = self.c.peek()
         if self.c.accept_word("between"):
             start = self._bound()
             self.c.expect_word("and")
             end = self._bound()
         else:  # the short form `ROWS 2 PRECEDING` ends at the current row
             start, end = self._bound(), CURRENT_ROW
-        if start.kind is BoundKind.UNBOUNDED_FOLLOWING or end.kind is BoundKind.UNBOUNDED_PRECEDING \
-                or _BOUND_RANK[start.kind] > _BOUND_RANK[end.kind]:
-            raise self.c.error(f"a frame cannot run from {start.kind.value} to {end.kind.value}", tok)
+        problem = kind_order_problem(start.kind, end.kind)
+        if problem is not None:
+            raise InvalidQuery(problem, at(tok))
         return Frame(mode, start, end, self._exclusion())
 
     def _bound(self) -> Bound:
@@ -405,11 +408,13 @@ _KEYWORD_PRIMARIES = {
     "true": ExprParser._constant,
     "false": ExprParser._constant,
     "null": ExprParser._constant,
+    "case": ExprParser._case,
+    "cast": ExprParser._cast,
+}
+_TYPED_STRINGS = {
     "date": ExprParser._date_or_timestamp,
     "timestamp": ExprParser._date_or_timestamp,
     "interval": ExprParser._interval,
-    "case": ExprParser._case,
-    "cast": ExprParser._cast,
 }
 
 

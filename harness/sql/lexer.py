@@ -1,10 +1,12 @@
 """Tokens of canonical SQL, and a cursor over them with positioned errors.
 
-Words that the writer always quotes (`harness.dialects.base.KEYWORDS`) are
-reserved here: an unquoted one is a keyword, never a name. Every other word is
-a name, except where the grammar expects a fixed word in a fixed place (the
-unit after INTERVAL '3', NO in EXCLUDE NO OTHERS, PRECISION in DOUBLE
-PRECISION), which the parser matches by spelling.
+The words of the grammar that could be mistaken for a name (`RESERVED`) are
+keywords when unquoted, never names. Every other word is a name, except where
+the grammar expects a fixed word in a fixed place (DATE/TIMESTAMP/INTERVAL
+before a string, the unit after INTERVAL '3', NO OTHERS and TIES after EXCLUDE,
+PRECISION in DOUBLE PRECISION), which the parser matches by spelling. The
+writer quotes every word of `harness.dialects.base.KEYWORDS`, a superset of
+RESERVED (a test checks it), so whatever it writes reads back as a name.
 """
 
 from __future__ import annotations
@@ -14,8 +16,13 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from harness.dialects.base import KEYWORDS
 from harness.errors import InvalidQuery
+
+_RESERVED_WORDS = """all and as asc between by case cast cross desc distinct else end exclude
+false filter first following from full group groups having ignore inner is join last left limit
+not null nulls offset on or order outer over partition preceding range respect right rows select
+then true unbounded union when where window with"""
+RESERVED = frozenset(_RESERVED_WORDS.split())
 
 
 class Kind(Enum):
@@ -40,7 +47,7 @@ class Token:
     @property
     def keyword(self) -> str | None:
         """The reserved word this token is, if it is one."""
-        if self.kind is Kind.WORD and self.value in KEYWORDS:
+        if self.kind is Kind.WORD and self.value in RESERVED:
             return self.value
         return None
 

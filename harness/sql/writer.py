@@ -55,6 +55,7 @@ from harness.model import (
     With,
     resolve_window,
 )
+from harness.sql.frames import kind_order_problem, starts_after_end
 from harness.sql.literals import literal_problem, natural_integer_type
 from harness.types import TypeKind
 
@@ -95,6 +96,8 @@ class _Writer:
         return self.with_(q)
 
     def select(self, s: Select) -> str:
+        if not s.items:
+            raise InvalidQuery("a SELECT needs at least one item")
         outer, self.windows = self.windows, s.windows
         lines = [("SELECT DISTINCT " if s.distinct else "SELECT ")
                  + ", ".join(self.item(i) for i in s.items)]
@@ -135,13 +138,15 @@ class _Writer:
         left_bare = isinstance(u.left, (Select, UnionAll)) and not _has_tail(u.left)
         right_bare = isinstance(u.right, Select) and not _has_tail(u.right)
         left, right = self.query(u.left), self.query(u.right)
-        outer, self.windows = self.windows, ()
+        outer, self.windows = self.windows, ()  # no WINDOW clause is in scope here
         lines = [left if left_bare else f"({left})", "UNION ALL",
                  right if right_bare else f"({right})", *self.tail(u)]
         self.windows = outer
         return "\n".join(lines)
 
     def with_(self, w: With) -> str:
+        if not w.ctes:
+            raise InvalidQuery("a WITH needs at least one query")
         ctes = ", ".join(f"{self.quote(c.name)} AS ({self.query(c.query)})" for c in w.ctes)
         body = self.query(w.body)
         return f"WITH {ctes}\n" + (f"({body})" if isinstance(w.body, With) else body)
@@ -160,7 +165,8 @@ class _Writer:
         if j.kind is JoinKind.FULL:
             self.require(Feature.FULL_JOIN)
         if (j.on is None) != (j.kind is JoinKind.CROSS):
-            raise InvalidQuery(f"a {j.kind.value} JOIN {'needs' if j.on is None else 'takes no'} ON")
+            needs = "needs" if j.on is None else "takes no"
+            raise InvalidQuery(f"a {j.kind.value} JOIN {needs} ON")
         right = self.source(j.right)
         # Joins associate to the left, so a join on the right needs parentheses.
         right = f"({right})" if isinstance(j.right, Join) else right
@@ -170,7 +176,10 @@ class _Writer:
     # -- expressions -----------------------------------------------------------
 
     def expr(self, e: Expr) -> str:
-        return _EXPRS[type(e)](self, e)
+        write_one = _EXPRS.get(type(e))
+        if write_one is None:
+            raise InvalidQuery(f"not an expression of the model: {e!r}")
+        return write_one(self, e)
 
     def operand(self, e: Expr) -> str:
         """An operand of an operator: parenthesised unless it cannot be split."""
@@ -179,7 +188,8 @@ class _Writer:
         return f"({text})" if compound else text
 
     def column(self, c: Column) -> str:
-        return self.quote(c.name) if c.table is None else f"{self.quote(c.table)}.{self.quote(c.name)}"
+        name = self.quote(c.name)
+        return name if c.table is None else f"{self.quote(c.table)}.{name}"
 
     def star(self, s: Star) -> str:
         return "*" if s.table is None else f"{self.quote(s.table)}.*"
@@ -223,7 +233,9 @@ class _Writer:
         assert t is not None
         if t.is_integer:
             text = self.d.integer_literal(v, t)
-            return text if natural_integer_type(v) == t else f"CAST({text} AS {self.d.type_name(t)})"
+            # Only the type a bare integer is read as can go without a CAST.
+            natural = natural_integer_type(v) == t
+            return text if natural else f"CAST({text} AS {self.d.type_name(t)})"
         if t.is_float and not math.isfinite(v):
             self.require(Feature.NAN_LITERAL)
         return _LITERALS[t.kind](self.d, v, t)
@@ -278,8 +290,9 @@ class _Writer:
 
     def spec(self, spec: WindowSpec) -> str:
         parts = []
-        if spec.base is not None:
+        if spec.base is not None:  # `(w ...)`: a bare `OVER w` does not come here
             self.require(Feature.NAMED_WINDOW)
+            self.require(Feature.NAMED_WINDOW_REFINEMENT)
             parts.append(self.quote(spec.base))
         if spec.partition_by:
             parts.append("PARTITION BY " + ", ".join(self.expr(e) for e in spec.partition_by))
@@ -292,7 +305,13 @@ class _Writer:
     def frame(self, f: Frame) -> str:
         if f.mode is FrameMode.GROUPS:
             self.require(Feature.GROUPS_FRAME)
-        text = f"{f.mode.value} BETWEEN {self.bound(f.start, f.mode)} AND {self.bound(f.end, f.mode)}"
+        problem = kind_order_problem(f.start.kind, f.end.kind)
+        if problem is not None:
+            raise InvalidQuery(problem)
+        if starts_after_end(f):
+            self.require(Feature.FRAME_START_AFTER_END)
+        start, end = self.bound(f.start, f.mode), self.bound(f.end, f.mode)
+        text = f"{f.mode.value} BETWEEN {start} AND {end}"
         if f.exclusion is not None:
             self.require(Feature.EXCLUDE)
             text += f" EXCLUDE {f.exclusion.value}"
@@ -301,7 +320,8 @@ class _Writer:
     def bound(self, b: Bound, mode: FrameMode) -> str:
         takes_offset = b.kind.value in ("PRECEDING", "FOLLOWING")
         if takes_offset != (b.offset is not None):
-            raise InvalidQuery(f"a {b.kind.value} bound {'needs' if takes_offset else 'takes no'} offset")
+            needs = "needs an" if takes_offset else "takes no"
+            raise InvalidQuery(f"a {b.kind.value} bound {needs} offset")
         if b.offset is None:
             return b.kind.value
         if not isinstance(b.offset, (Literal, Interval)):
@@ -310,7 +330,11 @@ class _Writer:
             self.require(Feature.RANGE_OFFSET)
         if isinstance(b.offset, Interval):
             self.require(Feature.RANGE_INTERVAL)
-        return f"{self.expr(b.offset)} {b.kind.value}"
+        text = self.expr(b.offset)  # checks the literal, and the features it needs
+        if isinstance(b.offset, Literal):  # some engines take only bare numbers here
+            spelled = self.d.frame_offset_literal(b.offset.value, b.offset.type)
+            text = text if spelled is None else spelled
+        return f"{text} {b.kind.value}"
 
     def sort_keys(self, keys: tuple[SortKey, ...]) -> str:
         return ", ".join(self.sort_key(k) for k in keys)

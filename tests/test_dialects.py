@@ -1,0 +1,282 @@
+"""Each engine's dialect: its feature table and spelling hooks, checked by
+rendering models and by running what was rendered on the engine itself.
+
+The feature table cannot go stale in either direction: a feature a dialect
+supports must render (its clause written, not dropped) and run; a feature it
+declares missing must raise Unsupported, *and* the engine must still reject
+the clause when it is rendered anyway.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import math
+from decimal import Decimal
+
+import pyarrow as pa
+import pytest
+
+from harness.dialects.base import Dialect, Feature
+from harness.engines.base import Engine
+from harness.engines.registry import get_dialect
+from harness.errors import EngineError, Unsupported
+from harness.model import Column as Col
+from harness.model import FuncCall as Call
+from harness.model import Literal, Select, SelectItem, SortKey, WindowExpr, WindowSpec
+from harness.sql import parse, write
+from harness.types import (
+    BOOL,
+    DATE,
+    FLOAT32,
+    FLOAT64,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    STRING,
+    TIMESTAMP,
+    decimal,
+)
+
+NAN, INF = math.nan, math.inf
+DIALECTS = ["duckdb", "datafusion", "spark"]
+
+TABLE = pa.table({
+    "id": pa.array([1, 2, 3, 4, 5, 6, 7], pa.int64()),
+    "k": pa.array([1, 1, 1, 2, 2, None, None], pa.int64()),
+    "v": pa.array([10, None, 10, 20, 30, None, 5], pa.int64()),
+    "d": pa.array([dt.date(2024, 1, i) for i in (1, 2, 2, 3, 5, 6, 9)]),
+    "dec": pa.array([Decimal(x) for x in ("1.50", "2.25", "-3.00", "0.01", "9.99", "1.50", "2.00")],
+                    pa.decimal128(10, 2)),
+    "s": pa.array(["a", "b", None, "a", "c", "", None]),
+})
+TABLES = {"t": TABLE}
+
+# One canonical query per feature, using no other optional feature, and the
+# text that shows the clause was written.
+FEATURE_EXAMPLES: dict[Feature, tuple[str, str]] = {
+    Feature.GROUPS_FRAME: (
+        "SELECT id, sum(v) OVER (ORDER BY id ASC GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW) "
+        "AS x FROM t", "GROUPS BETWEEN 1 PRECEDING"),
+    Feature.RANGE_OFFSET: (
+        "SELECT id, sum(v) OVER (ORDER BY v ASC RANGE BETWEEN 5 PRECEDING AND 5 FOLLOWING) "
+        "AS x FROM t", "RANGE BETWEEN 5 PRECEDING AND 5 FOLLOWING"),
+    Feature.RANGE_INTERVAL: (
+        "SELECT id, count(*) OVER (ORDER BY d ASC RANGE BETWEEN INTERVAL '1' DAY PRECEDING "
+        "AND CURRENT ROW) AS x FROM t", "INTERVAL '1' DAY PRECEDING"),
+    Feature.EXCLUDE: (
+        "SELECT id, sum(v) OVER (ORDER BY id ASC ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING "
+        "EXCLUDE NO OTHERS) AS x FROM t", "EXCLUDE NO OTHERS"),
+    Feature.FRAME_ON_RANKING: (
+        "SELECT id, rank() OVER (ORDER BY id ASC ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) "
+        "AS x FROM t", "ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING"),
+    Feature.IGNORE_NULLS: (
+        "SELECT id, lag(v, 1, 0) IGNORE NULLS OVER (ORDER BY id ASC) AS x FROM t",
+        "IGNORE NULLS"),
+    Feature.NTH_VALUE_FROM_LAST: (
+        "SELECT id, nth_value(v, 2) FROM LAST OVER (ORDER BY id ASC ROWS BETWEEN UNBOUNDED "
+        "PRECEDING AND UNBOUNDED FOLLOWING) AS x FROM t", "FROM LAST"),
+    Feature.DISTINCT_WINDOW_AGGREGATE: (
+        "SELECT id, count(DISTINCT v) OVER (PARTITION BY k) AS x FROM t", "count(DISTINCT v)"),
+    Feature.FILTER_WINDOW_AGGREGATE: (
+        "SELECT id, sum(v) FILTER (WHERE v > 5) OVER (ORDER BY id ASC) AS x FROM t",
+        "FILTER (WHERE v > 5)"),
+    Feature.ORDERED_AGGREGATE: (
+        "SELECT id, string_agg(s, ',' ORDER BY id DESC) OVER (PARTITION BY k) AS x FROM t",
+        "ORDER BY id DESC)"),
+    Feature.NULLS_ORDER: (
+        "SELECT id, row_number() OVER (ORDER BY v DESC NULLS LAST, id ASC NULLS FIRST) AS x "
+        "FROM t", "ORDER BY v DESC NULLS LAST, id ASC NULLS FIRST"),
+    Feature.NAMED_WINDOW: (
+        "SELECT id, sum(v) OVER w AS x FROM t WINDOW w AS (ORDER BY id ASC)", "OVER w"),
+    Feature.LIMIT_OFFSET: ("SELECT id FROM t ORDER BY id ASC LIMIT 2 OFFSET 1", "OFFSET 1"),
+    Feature.FULL_JOIN: (
+        "SELECT t.id, u.id AS x FROM t FULL JOIN t AS u ON t.id = u.k", "FULL JOIN"),
+    Feature.INTERVAL_LITERAL: (
+        "SELECT id, d + INTERVAL '1' DAY AS x FROM t", "INTERVAL '1' DAY"),
+    Feature.NAN_LITERAL: ("SELECT id, CAST('NaN' AS DOUBLE PRECISION) AS x FROM t", "'NaN'"),
+    Feature.NAMED_WINDOW_REFINEMENT: (
+        "SELECT id, sum(v) OVER (w ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS x FROM t "
+        "WINDOW w AS (ORDER BY id ASC)", "OVER (w ROWS"),
+    Feature.FRAME_START_AFTER_END: (
+        "SELECT id, count(*) OVER (ORDER BY id ASC ROWS BETWEEN 2 FOLLOWING AND 1 FOLLOWING) "
+        "AS x FROM t", "2 FOLLOWING AND 1 FOLLOWING"),
+}
+
+
+def dialect_case(name: str) -> object:
+    return pytest.param(name, id=name, marks=[pytest.mark.spark] if name == "spark" else [])
+
+
+def feature_cases(supported: bool) -> list[object]:
+    cases = []
+    for name in DIALECTS:
+        for feature in Feature:
+            if get_dialect(name).supports(feature) == supported:
+                marks = [pytest.mark.spark] if name == "spark" else []
+                cases.append(pytest.param(name, feature, id=f"{name}-{feature.value}", marks=marks))
+    return cases
+
+
+def render(sql: str, dialect: Dialect) -> str:
+    return write(parse(sql), dialect)
+
+
+def lifted(dialect: Dialect) -> Dialect:
+    """The same dialect with every feature switched on: renders what it would refuse."""
+    return dataclasses.replace(dialect, unsupported=frozenset())
+
+
+# -- the feature table --------------------------------------------------------------
+
+
+def test_every_feature_has_an_example() -> None:
+    assert set(FEATURE_EXAMPLES) == set(Feature)
+
+
+@pytest.mark.parametrize(("name", "feature"), feature_cases(supported=True))
+def test_a_supported_feature_is_written_and_runs(engines, name: str, feature: Feature) -> None:
+    sql, marker = FEATURE_EXAMPLES[feature]
+    engine = engines.get(name)
+    text = engine.render(parse(sql))
+    assert marker in text, text
+    assert engine.run(TABLES, text).num_rows > 0
+
+
+@pytest.mark.parametrize(("name", "feature"), feature_cases(supported=False))
+def test_a_missing_feature_is_unsupported_and_the_engine_agrees(
+        engines, name: str, feature: Feature) -> None:
+    sql, marker = FEATURE_EXAMPLES[feature]
+    with pytest.raises(Unsupported) as caught:
+        render(sql, get_dialect(name))
+    assert caught.value.feature == feature.value
+    engine = engines.get(name)
+    anyway = render(sql, lifted(engine.dialect))
+    assert marker in anyway
+    with pytest.raises(EngineError):
+        engine.run(TABLES, anyway)
+
+
+# -- spelling ------------------------------------------------------------------------
+
+LAG = "SELECT id, lag(v, 1, 0) IGNORE NULLS OVER (ORDER BY id ASC) AS x FROM t"
+
+
+@pytest.mark.parametrize(("name", "sql", "expected"), [
+    ("datafusion", "SELECT count(*) OVER (ORDER BY dec ASC RANGE BETWEEN "
+     "CAST(1.50 AS DECIMAL(10,2)) PRECEDING AND CURRENT ROW) AS x FROM t",
+     "RANGE BETWEEN 1.50 PRECEDING AND CURRENT ROW"),
+    ("duckdb", LAG, "lag(v, 1, 0 IGNORE NULLS) OVER (ORDER BY id ASC)"),
+    ("datafusion", LAG, "lag(v, 1, 0) IGNORE NULLS OVER (ORDER BY id ASC)"),
+    ("spark", LAG, "lag(v, 1, 0) IGNORE NULLS OVER (ORDER BY id ASC)"),
+    ("duckdb", 'SELECT "My Col" AS "select", pivot FROM t', '"My Col" AS "select", "pivot"'),
+    ("datafusion", 'SELECT "My Col" AS "select", user FROM t', '"My Col" AS "select", "user"'),
+    ("spark", 'SELECT "My Col" AS "select", "a`b" FROM t', "`My Col` AS `select`, `a``b`"),
+    ("spark", "SELECT 'it''s \\n' AS s", r"'it\'s \\n'"),
+    ("spark", "SELECT CAST(x AS DOUBLE PRECISION), CAST(s AS VARCHAR) FROM t",
+     "CAST(x AS DOUBLE), CAST(s AS STRING)"),
+    ("datafusion", "SELECT CAST(1234567890123456789012345678.1234567890 AS DECIMAL(38,10))",
+     "CAST('1234567890123456789012345678.1234567890' AS DECIMAL(38,10))"),
+    ("datafusion", "SELECT TIMESTAMP '0001-01-01 00:00:00'",
+     "CAST('0001-01-01 00:00:00' AS TIMESTAMP(6))"),
+])
+def test_spelling(name: str, sql: str, expected: str) -> None:
+    assert expected in render(sql, get_dialect(name))
+
+
+@pytest.mark.parametrize("name", DIALECTS)
+def test_an_explicit_null_order_is_always_written(name: str) -> None:
+    sql = ("SELECT id, sum(v) OVER (PARTITION BY k ORDER BY v ASC NULLS FIRST, s DESC NULLS LAST "
+           "ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS x FROM t ORDER BY id DESC NULLS FIRST")
+    text = render(sql, get_dialect(name))
+    assert "ORDER BY v ASC NULLS FIRST, s DESC NULLS LAST ROWS BETWEEN" in text
+    assert text.endswith("ORDER BY id DESC NULLS FIRST")
+
+
+# -- hooks, run for real -------------------------------------------------------------
+
+STRINGS = ["", "it's", "''", "\\", "\\'", "a\\nb", "a\nb", "tab\t", "ü€😀", "e\u0301",
+           "${spark.master}", "${env:HOME}", "x' OR '1'='1", "--c", "/* c */", '"dq"', "`bt`",
+           "\\u0041", "%_", "\x01\x7f", "a\x00b"]
+
+LITERALS = [
+    *[Literal(s, STRING) for s in STRINGS],
+    Literal(-(2**63), INT64), Literal(2**63 - 1, INT64), Literal(-(2**31), INT32),
+    Literal(-128, INT8), Literal(32767, INT16),
+    *[Literal(x, FLOAT64) for x in (0.1, -0.0, NAN, INF, -INF, 1e308, 5e-324)],
+    *[Literal(x, FLOAT32) for x in (1.5, -0.0, NAN, -INF)],
+    Literal(Decimal("1.50"), decimal(10, 2)), Literal(Decimal("-0.01"), decimal(3, 2)),
+    Literal(Decimal("1234567890123456789012345678.1234567890"), decimal(38, 10)),
+    Literal(Decimal("0.1000000000000000000000000000000000001"), decimal(38, 37)),
+    Literal(dt.date(1, 1, 1), DATE), Literal(dt.date(9999, 12, 31), DATE),
+    Literal(dt.datetime(1, 1, 1), TIMESTAMP),
+    Literal(dt.datetime(9999, 12, 31, 23, 59, 59, 999999), TIMESTAMP),
+    Literal(dt.datetime(2024, 2, 29, 12, 0, 0, 1), TIMESTAMP),
+    Literal(True, BOOL), Literal(None, INT64), Literal(None, STRING),
+]
+
+
+def same(a: object, b: object) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        return a == b and math.copysign(1, a) == math.copysign(1, b)
+    return type(a) is type(b) and a == b
+
+
+def test_every_literal_round_trips(sql_engine: Engine) -> None:
+    query = Select(tuple(SelectItem(lit, f"c{i}") for i, lit in enumerate(LITERALS)))
+    row = sql_engine.execute(query, {}).to_pylist()[0]
+    got = [row[f"c{i}"] for i in range(len(LITERALS))]
+    bad = [(lit, value) for lit, value in zip(LITERALS, got, strict=True) if not same(lit.value, value)]
+    assert not bad, sql_engine.render(query)
+
+
+def test_the_default_null_order_is_the_measured_one(sql_engine: Engine) -> None:
+    def row_number(descending: bool) -> WindowExpr:
+        keys = (SortKey(Col("v"), descending), SortKey(Col("id")))
+        return WindowExpr(Call("row_number"), WindowSpec(order_by=keys))
+
+    query = Select((SelectItem(Col("v")), SelectItem(row_number(False), "asc"),
+                    SelectItem(row_number(True), "desc")), parse("SELECT 1 FROM t").source)
+    rows = sql_engine.execute(query, TABLES).to_pylist()
+    nulls = [r for r in rows if r["v"] is None]
+    order = sql_engine.dialect.default_null_ordering
+    for key, descending in (("asc", False), ("desc", True)):
+        first = {r[key] for r in nulls} == {1, 2}
+        assert first == order.nulls_first(descending), key
+
+
+# Queries whose answer is fully determined (unique order keys, explicit NULL
+# order), so every engine must agree with the reference exactly.
+AGREEMENT = [
+    "SELECT id, lag(v, 2, -1) IGNORE NULLS OVER (ORDER BY id ASC) AS x FROM t",
+    "SELECT id, first_value(v) IGNORE NULLS OVER (ORDER BY id DESC ROWS BETWEEN 1 PRECEDING "
+    "AND 2 FOLLOWING) AS x FROM t",
+    "SELECT id, sum(v) OVER (ORDER BY v DESC NULLS FIRST RANGE BETWEEN 5 PRECEDING AND "
+    "10 FOLLOWING) AS x FROM t",
+    "SELECT id, count(*) OVER (ORDER BY d ASC RANGE BETWEEN INTERVAL '1' DAY PRECEDING AND "
+    "INTERVAL '2' DAY FOLLOWING) AS x FROM t",
+    "SELECT id, ntile(3) OVER (PARTITION BY k ORDER BY id ASC) AS x, "
+    "percent_rank() OVER (ORDER BY v ASC NULLS LAST) AS y FROM t",
+    "SELECT id, count(v) FILTER (WHERE s <> 'a') OVER w AS x FROM t "
+    "WINDOW w AS (ORDER BY id ASC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)",
+]
+
+
+def normalised(table: pa.Table) -> list[tuple[object, ...]]:
+    """Rows with every number as a Decimal (engines differ in integer widths)."""
+    def norm(x: object) -> object:
+        if isinstance(x, (int, float, Decimal)) and not isinstance(x, bool):
+            return Decimal(repr(x)) if isinstance(x, float) else Decimal(x)
+        return x
+    return sorted(tuple(norm(x) for x in row.values()) for row in table.to_pylist())
+
+
+@pytest.mark.parametrize("sql", AGREEMENT)
+def test_rendering_keeps_the_meaning(engines, sql_engine: Engine, sql: str) -> None:
+    query = parse(sql)
+    expected = engines.get("reference").execute(query, TABLES)
+    assert normalised(sql_engine.execute(query, TABLES)) == normalised(expected), \
+        sql_engine.render(query)

@@ -1,0 +1,369 @@
+"""Unit tests of the canonical SQL parser: what it builds, and how it fails."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from decimal import Decimal
+
+import pytest
+
+from harness import types as T
+from harness.errors import InvalidQuery
+from harness.model import (
+    CURRENT_ROW,
+    UNBOUNDED_PRECEDING,
+    BinaryOp,
+    BinaryOperator,
+    Bound,
+    BoundKind,
+    Case,
+    Cast,
+    Column,
+    Exclusion,
+    Frame,
+    FrameMode,
+    FuncCall,
+    Interval,
+    IntervalUnit,
+    IsNull,
+    Join,
+    JoinKind,
+    Literal,
+    NamedWindow,
+    NullsOrder,
+    NullTreatment,
+    Select,
+    SelectItem,
+    SortKey,
+    Star,
+    SubqueryRef,
+    TableRef,
+    UnaryOp,
+    UnaryOperator,
+    UnionAll,
+    WindowExpr,
+    WindowSpec,
+    With,
+    preceding,
+)
+from harness.sql import parse, parse_expr
+
+a, b, c, k, x = (Column(n) for n in "abckx")
+
+
+def i32(v: int) -> Literal:
+    return Literal(v, T.INT32)
+
+
+def op(o: BinaryOperator, left, right) -> BinaryOp:
+    return BinaryOp(o, left, right)
+
+
+def window_of(sql: str) -> WindowExpr:
+    e = parse_expr(sql)
+    assert isinstance(e, WindowExpr)
+    return e
+
+
+# -- what unwritten things become ----------------------------------------------------
+
+
+def test_unwritten_nulls_and_frame_stay_unwritten():
+    w = window_of("sum(x) OVER (PARTITION BY a ORDER BY k)")
+    assert w.window == WindowSpec(partition_by=(a,), order_by=(SortKey(k, False, None),))
+    assert w.window.frame is None
+
+
+def test_short_frame_form_ends_at_current_row():
+    w = window_of("sum(x) OVER (ORDER BY k ROWS 2 PRECEDING)")
+    assert w.window.frame == Frame(FrameMode.ROWS, preceding(i32(2)), CURRENT_ROW)
+    w = window_of("sum(x) OVER (ORDER BY k RANGE UNBOUNDED PRECEDING)")
+    assert w.window.frame == Frame(FrameMode.RANGE, UNBOUNDED_PRECEDING, CURRENT_ROW)
+
+
+def test_full_window_clause():
+    w = window_of("count(*) FILTER (WHERE x > 0) OVER (ORDER BY k DESC NULLS LAST "
+                  "GROUPS BETWEEN 1 PRECEDING AND UNBOUNDED FOLLOWING EXCLUDE TIES)")
+    assert w.func == FuncCall("count", (Star(),), filter=op(BinaryOperator.GT, x, i32(0)))
+    assert w.window.order_by == (SortKey(k, True, NullsOrder.LAST),)
+    assert w.window.frame == Frame(FrameMode.GROUPS, preceding(i32(1)),
+                                   Bound(BoundKind.UNBOUNDED_FOLLOWING), Exclusion.TIES)
+
+
+@pytest.mark.parametrize("sql", [
+    "nth_value(x, 2) FROM LAST IGNORE NULLS OVER w",
+    "nth_value(x, 2 IGNORE NULLS) FROM LAST OVER w",  # DuckDB's placement reads the same
+])
+def test_from_last_and_ignore_nulls(sql):
+    assert window_of(sql) == WindowExpr(
+        FuncCall("nth_value", (x, i32(2)), null_treatment=NullTreatment.IGNORE, from_last=True),
+        WindowSpec(base="w"))
+
+
+def test_ordered_and_distinct_aggregates():
+    assert parse_expr("string_agg(DISTINCT a, ',' ORDER BY k DESC)") == FuncCall(
+        "string_agg", (a, Literal(",", T.STRING)), distinct=True,
+        order_by=(SortKey(k, True),))
+
+
+def test_named_windows_and_refinement():
+    q = parse("SELECT rank() OVER (w ORDER BY k) FROM t WINDOW w AS (PARTITION BY a), v AS (w)")
+    assert q.windows == (NamedWindow("w", WindowSpec(partition_by=(a,))),
+                         NamedWindow("v", WindowSpec(base="w")))
+    assert q.items[0].expr.window == WindowSpec(base="w", order_by=(SortKey(k),))
+
+
+def test_function_names_and_keywords_are_case_insensitive():
+    assert parse_expr("COUNT(*) oVeR ()") == WindowExpr(FuncCall("count", (Star(),)), WindowSpec())
+
+
+# -- names -------------------------------------------------------------------------
+
+
+def test_unquoted_names_fold_and_quoted_names_keep_everything():
+    q = parse('SELECT Foo, "Foo", "a ""b"" c", "select", "ünï" AS "X Y" FROM T AS "From"')
+    assert [i.expr for i in q.items] == [Column("foo"), Column("Foo"), Column('a "b" c'),
+                                         Column("select"), Column("ünï")]
+    assert q.items[-1].alias == "X Y"
+    assert q.source == TableRef("t", "From")
+
+
+def test_qualified_columns_and_stars():
+    q = parse("SELECT t.a, t.*, * FROM t")
+    assert q.items == (SelectItem(Column("a", "t")), SelectItem(Star("t")), SelectItem(Star()))
+
+
+# -- literals ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sql, expected", [
+    ("2147483647", Literal(2147483647, T.INT32)),
+    ("-2147483648", Literal(-2147483648, T.INT32)),
+    ("2147483648", Literal(2147483648, T.INT64)),
+    ("9223372036854775808", Literal(Decimal("9223372036854775808"), T.decimal(19, 0))),
+    ("1.50", Literal(Decimal("1.50"), T.decimal(3, 2))),
+    ("0.05", Literal(Decimal("0.05"), T.decimal(2, 2))),
+    ("-.5", Literal(Decimal("-0.5"), T.decimal(1, 1))),
+    ("1.5E0", Literal(1.5, T.FLOAT64)),
+    ("TRUE", Literal(True, T.BOOL)),
+    ("NULL", Literal(None, None)),
+    ("'it''s'", Literal("it's", T.STRING)),
+    ("DATE '2024-02-29'", Literal(dt.date(2024, 2, 29), T.DATE)),
+    ("TIMESTAMP '2024-02-29 01:02:03.5'", Literal(dt.datetime(2024, 2, 29, 1, 2, 3, 500000),
+                                                  T.TIMESTAMP)),
+    ("INTERVAL '3' DAY", Interval(3, IntervalUnit.DAY)),
+    ("CAST(5 AS BIGINT)", Literal(5, T.INT64)),
+    ("CAST(-5 AS TINYINT)", Literal(-5, T.INT8)),
+    ("CAST(1.50 AS DECIMAL(10,2))", Literal(Decimal("1.50"), T.decimal(10, 2))),
+    ("CAST(7 AS NUMERIC(10, 2))", Literal(Decimal("7"), T.decimal(10, 2))),
+    ("CAST(1.5E0 AS REAL)", Literal(1.5, T.FLOAT32)),
+    ("CAST('-Infinity' AS REAL)", Literal(-math.inf, T.FLOAT32)),
+    ("CAST(NULL AS DATE)", Literal(None, T.DATE)),
+    # Not one of the folded shapes: these stay casts.
+    ("CAST((5) AS BIGINT)", Cast(i32(5), T.INT64)),
+    ("CAST(300 AS TINYINT)", Cast(i32(300), T.INT8)),
+    ("CAST(1.555 AS DECIMAL(10,2))", Cast(Literal(Decimal("1.555"), T.decimal(4, 3)),
+                                          T.decimal(10, 2))),
+    ("CAST(1 AS REAL)", Cast(i32(1), T.FLOAT32)),
+    ("CAST('nan' AS REAL)", Cast(Literal("nan", T.STRING), T.FLOAT32)),
+    ("CAST(a AS DOUBLE PRECISION)", Cast(a, T.FLOAT64)),
+])
+def test_literal_conventions(sql, expected):
+    assert repr(parse_expr(sql)) == repr(expected)
+
+
+def test_nan_literal():
+    e = parse_expr("CAST('NaN' AS DOUBLE PRECISION)")
+    assert e.type == T.FLOAT64 and math.isnan(e.value)
+
+
+def test_minus_folds_only_into_a_number_token():
+    assert parse_expr("-5") == i32(-5)
+    assert parse_expr("- 5") == i32(-5)
+    assert parse_expr("-(5)") == UnaryOp(UnaryOperator.NEG, i32(5))
+    assert parse_expr("-a") == UnaryOp(UnaryOperator.NEG, a)
+    assert parse_expr("a - -5") == op(BinaryOperator.SUB, a, i32(-5))
+
+
+# -- precedence -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sql, expected", [
+    ("a OR b AND c", op(BinaryOperator.OR, a, op(BinaryOperator.AND, b, c))),
+    ("NOT a = b", UnaryOp(UnaryOperator.NOT, op(BinaryOperator.EQ, a, b))),
+    ("NOT a IS NULL", UnaryOp(UnaryOperator.NOT, IsNull(a))),
+    ("a = b IS NOT NULL", IsNull(op(BinaryOperator.EQ, a, b), negated=True)),
+    ("a + b * c", op(BinaryOperator.ADD, a, op(BinaryOperator.MUL, b, c))),
+    ("a - b - c", op(BinaryOperator.SUB, op(BinaryOperator.SUB, a, b), c)),
+    ("a || b + c", op(BinaryOperator.CONCAT, a, op(BinaryOperator.ADD, b, c))),
+    ("a || b = c", op(BinaryOperator.EQ, op(BinaryOperator.CONCAT, a, b), c)),
+    ("a != b", op(BinaryOperator.NE, a, b)),
+    ("(a OR b) AND c", op(BinaryOperator.AND, op(BinaryOperator.OR, a, b), c)),
+    ("CASE WHEN a THEN 1 ELSE 2 END % 3",
+     op(BinaryOperator.MOD, Case(((a, i32(1)),), i32(2)), i32(3))),
+])
+def test_precedence_is_postgresqls(sql, expected):
+    assert parse_expr(sql) == expected
+
+
+# -- queries -------------------------------------------------------------------------------
+
+
+def test_joins_associate_left_and_comma_binds_loosest():
+    q = parse("SELECT 1 FROM a, b LEFT OUTER JOIN c ON TRUE JOIN (d CROSS JOIN e) ON FALSE")
+    on_true, on_false = Literal(True, T.BOOL), Literal(False, T.BOOL)
+    inner = Join(JoinKind.CROSS, TableRef("d"), TableRef("e"))
+    right = Join(JoinKind.INNER, Join(JoinKind.LEFT, TableRef("b"), TableRef("c"), on_true),
+                 inner, on_false)
+    assert q.source == Join(JoinKind.CROSS, TableRef("a"), right)
+
+
+def test_subquery_in_from():
+    q = parse("SELECT * FROM (SELECT 1) s, ((SELECT 1) UNION ALL (SELECT 2)) AS u")
+    one = Select((SelectItem(i32(1)),))
+    assert q.source.left == SubqueryRef(one, "s")
+    assert q.source.right == SubqueryRef(UnionAll(one, Select((SelectItem(i32(2)),))), "u")
+
+
+def test_order_by_and_limit_apply_to_the_whole_union():
+    q = parse("SELECT 1 UNION ALL SELECT 2 ORDER BY 1 DESC LIMIT 3 OFFSET 4")
+    assert isinstance(q, UnionAll)
+    assert (q.order_by, q.limit, q.offset) == ((SortKey(i32(1), True),), 3, 4)
+    assert q.left.limit is None and q.right.limit is None
+
+
+def test_with_group_by_having_distinct():
+    q = parse("WITH s AS (SELECT a FROM t) SELECT DISTINCT a, count(*) FROM s GROUP BY a "
+              "HAVING count(*) > 1 ORDER BY a;  -- trailing comment")
+    assert isinstance(q, With) and q.ctes[0].name == "s"
+    body = q.body
+    assert body.distinct and body.group_by == (a,) and body.order_by == (SortKey(a),)
+    assert body.having == op(BinaryOperator.GT, FuncCall("count", (Star(),)), i32(1))
+
+
+def test_comments_are_whitespace():
+    assert parse_expr("a /* one\ntwo */ + -- three\n b") == op(BinaryOperator.ADD, a, b)
+
+
+# -- errors ------------------------------------------------------------------------------------
+
+
+def error_of(sql: str, expr: bool = False) -> str:
+    with pytest.raises(InvalidQuery) as raised:
+        (parse_expr if expr else parse)(sql)
+    return str(raised.value)
+
+
+def test_syntax_error_names_line_column_and_token():
+    msg = error_of("SELECT a\nFROM t\nWHERE a = = 1")
+    assert msg.startswith("3:11: ") and "'='" in msg
+
+
+def test_end_of_input_is_named():
+    assert error_of("SELECT a FROM") == "1:14: expected a table name, got end of input"
+
+
+def test_reserved_word_as_name_has_a_hint():
+    msg = error_of("SELECT a FROM select")
+    assert msg.startswith("1:15: ") and "'select'" in msg and "quote" in msg
+
+
+def test_unknown_function_names_the_function():
+    msg = error_of("SELECT frobnicate(a) FROM t")
+    assert msg.startswith("1:8: ") and "frobnicate" in msg
+
+
+def test_wrong_arity_names_the_function_and_counts():
+    msg = error_of("SELECT lag() OVER () FROM t")
+    assert msg.startswith("1:8: ") and "lag() takes 1 to 3 arguments, got 0" in msg
+    assert "nth_value() takes 2 arguments, got 3" in error_of("nth_value(a, 1, 2) OVER ()", True)
+
+
+@pytest.mark.parametrize("sql, words", [
+    ("rank()", ["rank()", "OVER"]),
+    ("abs(a) OVER ()", ["abs()", "OVER"]),
+    ("sum(a) IGNORE NULLS OVER ()", ["sum()", "IGNORE"]),
+    ("lag(a) FROM LAST OVER ()", ["lag()", "FROM FIRST/LAST"]),
+    ("rank(DISTINCT) OVER ()", ["rank()", "DISTINCT"]),
+    ("count(DISTINCT *)", ["count()", "*"]),
+    ("sum(*)", ["sum()", "*"]),
+    ("lag(a) IGNORE NULLS", ["lag()", "OVER"]),
+    ("lag(a IGNORE NULLS) IGNORE NULLS OVER ()", ["twice"]),
+])
+def test_clauses_a_function_cannot_take(sql, words):
+    msg = error_of(sql, expr=True)
+    assert msg.startswith("1:1: ")
+    for word in words:
+        assert word in msg
+
+
+@pytest.mark.parametrize("sql, fragment", [
+    ("SELECT 1 FROM t WINDOW w AS (ORDER BY a), v AS (w PARTITION BY b)", "PARTITION BY"),
+    ("SELECT 1 FROM t WINDOW w AS (ORDER BY a), v AS (w ORDER BY b)", "ORDER BY"),
+    ("SELECT 1 FROM t WINDOW w AS (ROWS CURRENT ROW), v AS (w ORDER BY b)", "frame"),
+    ("SELECT rank() OVER nope FROM t", "'nope' is not defined"),
+    ("SELECT 1 FROM t WINDOW w AS (), w AS ()", "defined twice"),
+    ("SELECT 1 FROM t WINDOW v AS (w), w AS ()", "not defined before"),
+    ("SELECT 1 FROM t ORDER BY rank() OVER nope", "'nope' is not defined"),
+    ("WITH s AS (SELECT 1), s AS (SELECT 2) SELECT 1", "defined twice"),
+])
+def test_window_and_with_rules(sql, fragment):
+    assert fragment in error_of(sql)
+
+
+@pytest.mark.parametrize("sql, fragment", [
+    ("SELECT sum(a) OVER (ROWS BETWEEN CURRENT ROW AND 1 PRECEDING) FROM t", "cannot run from"),
+    ("SELECT sum(a) OVER (ROWS UNBOUNDED FOLLOWING) FROM t", "cannot run from"),
+    ("SELECT sum(a) OVER (ROWS BETWEEN a PRECEDING AND CURRENT ROW) FROM t", "frame offset"),
+    ("SELECT sum(a) OVER (ROWS BETWEEN 1 PRECEDING AND CURRENT ROW EXCLUDE ALL) FROM t", "EXCLUDE"),
+    ("SELECT 1 UNION SELECT 2", "only UNION ALL"),
+    ("SELECT * FROM (SELECT 1) WHERE TRUE", "needs an alias"),
+    ("SELECT (SELECT 1)", "subqueries in expressions"),
+    ("SELECT CASE a WHEN 1 THEN 2 END", "searched CASE"),
+    ("SELECT CAST(a AS VARCHAR(10))", "unknown type"),
+    ("SELECT INTERVAL '3 days'", "whole number"),
+    ("SELECT INTERVAL '3' WEEK", "interval unit"),
+    ("SELECT DATE '2024-02-30'", "invalid DATE"),
+    ("SELECT TIMESTAMP '2024-01-01 00:00:00+01:00'", "time zone"),
+    ("SELECT 'abc", "unterminated"),
+    ('SELECT ""', "zero-length"),
+    ("SELECT 1e999", "out of range"),
+    ("SELECT a = b = c", "end of the query"),
+    ("SELECT 1 # 2", "unexpected character"),
+    ("(SELECT 1 LIMIT 1) ORDER BY 1", "already has ORDER BY"),
+    ("SELECT 1 LIMIT -1", "whole number"),
+])
+def test_error_messages(sql, fragment):
+    assert fragment in error_of(sql)
+
+
+def test_error_position_on_a_later_line():
+    msg = error_of("SELECT a,\n       'unterminated\nFROM t")
+    assert msg.startswith("2:8: ")
+
+
+def test_inside_ignore_nulls_belongs_to_the_enclosing_call():
+    e = window_of("lag(coalesce(a) IGNORE NULLS) OVER ()")
+    assert e.func == FuncCall("lag", (FuncCall("coalesce", (a,)),),
+                              null_treatment=NullTreatment.IGNORE)
+
+
+def test_non_reserved_words_are_names():
+    q = parse("SELECT date, user, current, ties, no, day FROM t WHERE date > DATE '2024-01-01'")
+    assert [i.expr for i in q.items] == [Column(n) for n in
+                                         ("date", "user", "current", "ties", "no", "day")]
+    assert q.where == op(BinaryOperator.GT, Column("date"), Literal(dt.date(2024, 1, 1), T.DATE))
+
+
+def test_reserved_words_are_all_quoted_by_the_writer():
+    # Otherwise a name the writer leaves bare would read back as a keyword.
+    from harness.dialects.canonical import CANONICAL
+    from harness.sql.lexer import RESERVED
+
+    assert all(CANONICAL.needs_quotes(word) for word in RESERVED)
+
+
+def test_a_frame_that_starts_after_it_ends_by_offset_is_valid():
+    w = window_of("sum(x) OVER (ORDER BY k ROWS BETWEEN 1 PRECEDING AND 2 PRECEDING)")
+    assert w.window.frame == Frame(FrameMode.ROWS, preceding(i32(1)), preceding(i32(2)))
