@@ -74,6 +74,7 @@ def _engine_list(text: str) -> list[str]:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from harness.baseline import load_baseline
     from harness.cases import load_cases
     from harness.engines.registry import get_engine
     from harness.output import write_json, write_table
@@ -95,7 +96,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
             engine.close()
         if sys.stderr.isatty():
             sys.stderr.write("\r\033[K")
-    (write_json if args.format == "json" else write_table)(run)
+    if args.format == "json":
+        write_json(run)
+    else:
+        write_table(run, known=load_baseline())
     return EXIT_PASS if run.passed else EXIT_FAIL
 
 

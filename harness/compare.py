@@ -112,6 +112,7 @@ class Rows:
     """A result as Python rows, with what is needed to compare its cells."""
 
     rows: list[tuple]
+    names: list[str]
     classes: list[TypeClass]
     single: list[bool]  # float32 columns
     magnitudes: list[list[float | None] | None]
@@ -123,6 +124,7 @@ def rows_of(table: pa.Table, magnitudes: dict[str, list] | None = None) -> Rows:
     mags = [(magnitudes or {}).get(name) for name in table.column_names]
     return Rows(
         rows=list(zip(*columns, strict=True)) if columns else [() for _ in range(table.num_rows)],
+        names=list(table.column_names),
         classes=[type_class(t) for t in types],
         single=[pa.types.is_float32(t) or pa.types.is_float16(t) for t in types],
         magnitudes=mags,
@@ -184,7 +186,7 @@ class _Matcher:
             av, ev = self.actual.rows[a][c], self.expected.rows[e][c]
             single = self.actual.single[c] or self.expected.single[c]
             if not cells_equal(av, ev, _cell_tol(self.expected, c, e, single)):
-                return f"column {c + 1}: engine {av!r}, expected {ev!r}"
+                return f"column {self.actual.names[c]}: engine {av!r}, expected {ev!r}"
             note = _zero_sign_note(av, ev)
             if note and note not in self.notes:
                 self.notes.append(note)
@@ -204,11 +206,11 @@ class _Matcher:
             rid = self.actual.rows[a][self.rowid]
             if rid in seen or rid not in by_id:
                 what = "twice" if rid in seen else "but it is not in the expected rows here"
-                return f"input row {rid} returned {what}: {self._user(self.actual, a)}"
+                return f"input row {_ordinal(rid)} returned {what}: {self._user(self.actual, a)}"
             seen.add(rid)
             diff = self.row_diff(a, by_id[rid])
             if diff:
-                return f"input row {rid}: {diff}; engine row {self._user(self.actual, a)}"
+                return f"input row {_ordinal(rid)}: {diff}; engine row {self._user(self.actual, a)}"
         return None
 
     def _match_as_bag(self, actual: list[int], expected: list[int]) -> str | None:
@@ -237,6 +239,11 @@ class _Matcher:
         a = [self._user(self.actual, i) for i in actual[:3]]
         e = [self._user(self.expected, i) for i in expected[:3]]
         return f"engine {a}{'...' if len(actual) > 3 else ''}, expected {e}{'...' if len(expected) > 3 else ''}"
+
+
+def _ordinal(rowid: object) -> object:
+    """Row ids count from 0; people count rows from 1."""
+    return rowid + 1 if isinstance(rowid, int) else rowid
 
 
 def _hashable(v: object) -> object:

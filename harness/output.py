@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
+from collections.abc import Mapping
 from typing import TextIO
 
 from harness.compare import Verdict
@@ -38,7 +39,14 @@ def write_json(run: RunResults, out: TextIO | None = None) -> None:
     out.write("\n")
 
 
-def write_table(run: RunResults, out: TextIO | None = None, details: bool = True) -> None:
+def write_table(
+    run: RunResults, out: TextIO | None = None, known: Mapping[tuple[str, str], object] | None = None
+) -> None:
+    """The verdict table, counts per engine, and details of what did not pass.
+
+    `known` maps (case, engine) to a reviewed known difference, shown beside
+    its verdict so a reader sees at once which failures are explained.
+    """
     out = out or sys.stdout
     engines = list(run.engines)
     cases = list(dict.fromkeys(r.case for r in run.results))
@@ -52,8 +60,7 @@ def write_table(run: RunResults, out: TextIO | None = None, details: bool = True
         out.write(_row([case, *marks], [width, *widths]))
     out.write("\n")
     _write_counts(run, out)
-    if details:
-        _write_details(run, out)
+    _write_details(run, out, known or {})
     _write_footer(run, out)
 
 
@@ -64,21 +71,25 @@ def _row(values: list[str], widths: list[int]) -> str:
 def _write_counts(run: RunResults, out: TextIO) -> None:
     counts = run.counts()
     present = [v for v in _ORDER if any(c.get(v) for c in counts.values())]
-    widths = [12, *[max(len(v), 5) for v in present]]
+    labels = {engine: f"{engine} {run.engines[engine]}" for engine in counts}
+    widths = [max(len(x) for x in ["engine", *labels.values()]), *[max(len(v), 5) for v in present]]
     out.write(_row(["engine", *present], widths))
     for engine, c in counts.items():
-        label = f"{engine} {run.engines[engine]}"
-        out.write(_row([label[:12].ljust(12), *[str(c.get(v, 0)) for v in present], ], widths))
+        out.write(_row([labels[engine], *[str(c.get(v, 0)) for v in present]], widths))
     out.write("\n")
 
 
-def _write_details(run: RunResults, out: TextIO) -> None:
+def _write_details(run: RunResults, out: TextIO, known: Mapping[tuple[str, str], object]) -> None:
     shown = [r for r in run.results if r.verdict not in (Verdict.MATCH, Verdict.UNSUPPORTED)]
     if not shown:
         return
     out.write("Not passing:\n")
     for r in shown:
         out.write(f"- {r.case} on {r.engine}: {r.verdict.value}: {r.detail}\n")
+        entry = known.get((r.case, r.engine))
+        if entry is not None:
+            link = f" ({entry.link})" if getattr(entry, "link", None) else ""
+            out.write(f"    known difference, {entry.kind}{link}\n")
         if r.sql:
             out.write("    " + " ".join(r.sql.split()) + "\n")
     out.write("\n")

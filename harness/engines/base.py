@@ -27,7 +27,7 @@ class Engine(ABC):
     # expected rows instead of against itself.
     is_reference: bool = False
 
-    def start(self) -> None:
+    def start(self) -> None:  # noqa: B027 (an optional hook, empty by default)
         """Start the engine now; otherwise it starts lazily on first use.
 
         Lets callers measure start-up apart from query time.
@@ -51,5 +51,5 @@ class Engine(ABC):
     def run(self, tables: Mapping[str, pa.Table], sql: str) -> pa.Table:
         """Run SQL text over the given tables (registered under their names)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (an optional hook, empty by default)
         """Release the engine's resources; the default holds none."""
