@@ -21,7 +21,7 @@ from harness.model import ColumnDef, Query, TableSchema
 from harness.types import SqlType, TypeKind, parse_type_name, to_arrow
 
 CASE_SUFFIXES = (".yaml", ".yml")
-_KNOWN_FIELDS = {"description", "tags", "tables", "sql", "expected", "profile", "id"}
+_KNOWN_FIELDS = {"description", "tags", "tables", "sql", "expected", "error", "profile", "id"}
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,9 @@ class Case:
     sql: str
     query: Query
     expected: Expected | None = None
+    # Why the query is invalid by definition (under the case's profile), for
+    # cases that expect an error instead of rows.
+    error: str | None = None
     profile: str | None = None
     path: Path | None = field(default=None, compare=False)
 
@@ -96,6 +99,11 @@ def _build_case(doc: dict, where: str, path: Path, cid: str) -> Case:
     except InvalidInput as e:
         raise InvalidCase(str(e), f"{where}: sql") from None
     expected = _load_expected(doc.get("expected"), where)
+    error = doc.get("error")
+    if error is not None and (not isinstance(error, str) or expected is not None):
+        raise InvalidCase("must be a string saying why the query fails, without `expected`", f"{where}: error")
+    if error is None and expected is None:
+        raise InvalidCase("missing (or give `error` for a query that must fail)", f"{where}: expected")
     tags = doc.get("tags", [])
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise InvalidCase("must be a list of strings", f"{where}: tags")
@@ -108,9 +116,21 @@ def _build_case(doc: dict, where: str, path: Path, cid: str) -> Case:
         sql=sql,
         query=query,
         expected=expected,
-        profile=doc.get("profile"),
+        error=error,
+        profile=_profile_name(doc.get("profile"), where),
         path=path,
     )
+
+
+def _profile_name(raw: object, where: str) -> str | None:
+    if raw is None:
+        return None
+    from harness.engines.registry import engine_names
+
+    known = ["standard", *engine_names()]
+    if raw not in known:
+        raise InvalidCase(f"unknown profile {raw!r} (known: {', '.join(known)})", f"{where}: profile")
+    return str(raw)
 
 
 def _require(doc: dict, key: str, kind: type, where: str):
@@ -172,7 +192,8 @@ def coerce_value(value: object, t: SqlType, where: str) -> object:
 def _to_int(value: object, t: SqlType) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(value)
-    bits = {TypeKind.INT8: 8, TypeKind.INT16: 16, TypeKind.INT32: 32, TypeKind.INT64: 64}[t.kind]
+    bits = {TypeKind.INT8: 8, TypeKind.INT16: 16, TypeKind.INT32: 32, TypeKind.INT64: 64,
+            TypeKind.INT128: 128}[t.kind]
     if not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
         raise OverflowError(value)
     return value
@@ -233,6 +254,7 @@ _COERCE = {
     TypeKind.INT16: _to_int,
     TypeKind.INT32: _to_int,
     TypeKind.INT64: _to_int,
+    TypeKind.INT128: _to_int,
     TypeKind.FLOAT32: _to_float,
     TypeKind.FLOAT64: _to_float,
     TypeKind.DECIMAL: _to_decimal,

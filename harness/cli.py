@@ -45,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     _engines_option(run)
     _format_option(run)
     run.set_defaults(command=_cmd_run)
+    _cases_parser(sub)
     engines = sub.add_parser("engines", help="list the registered engines and their versions")
     engines.set_defaults(command=_cmd_engines)
     return parser
@@ -106,6 +107,48 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _progress(done: int, total: int, case: str) -> None:
     sys.stderr.write(f"\r\033[K[{done + 1}/{total}] {case}")
     sys.stderr.flush()
+
+
+def _cases_parser(sub: argparse._SubParsersAction) -> None:
+    from pathlib import Path
+
+    cases = sub.add_parser(
+        "cases",
+        help="list the corpus's cases, or how much of the feature grid they cover",
+        description="List case ids, or with --coverage print the cases per cell of the "
+        "window-feature grid (see harness/coverage.py). With --coverage: exit 0 when no "
+        "defined cell is empty, 1 otherwise, 2 on a malformed case file.",
+    )
+    default = Path(__file__).resolve().parent.parent / "cases"
+    cases.add_argument("paths", nargs="*", metavar="PATH", default=[str(default)],
+                       help="case files or directories (default: the repository's cases/)")
+    cases.add_argument("--coverage", action="store_true", help="print the coverage grid")
+    _format_option(cases)
+    cases.set_defaults(command=_cmd_cases)
+
+
+def _cmd_cases(args: argparse.Namespace) -> int:
+    import json
+
+    from harness.cases import load_cases
+    from harness.coverage import coverage, format_table, to_json
+
+    cases, errors = load_cases(args.paths)
+    if errors:
+        for e in errors:
+            print(f"window-harness: invalid case: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not cases:
+        raise InvalidInput("no case files found", " ".join(args.paths))
+    if not args.coverage:
+        if args.format == "json":
+            print(json.dumps([{"id": c.id, "description": c.description} for c in cases], indent=2))
+        else:
+            print("\n".join(f"{c.id}  {c.description}" for c in cases))
+        return EXIT_PASS
+    counts = coverage(cases)
+    print(to_json(counts) if args.format == "json" else format_table(counts), end="")
+    return EXIT_FAIL if any(c.status == "empty" for c in counts) else EXIT_PASS
 
 
 def _cmd_engines(args: argparse.Namespace) -> int:

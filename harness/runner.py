@@ -25,7 +25,7 @@ from harness.errors import (
 )
 from harness.instrument import Plan, instrument, with_rowid
 from harness.oracle import Oracle
-from reference_impl import DEFAULT_PROFILE
+from harness.semantics import STANDARD, SemanticsProfile
 
 
 @dataclass
@@ -79,14 +79,37 @@ _REFERENCE = "reference"
 
 
 @dataclass
+class _Judged:
+    """The reference under one semantics profile: its oracle, or why it has none."""
+
+    oracle: Oracle
+    invalid: EvaluationError | None = None
+    gap: ReferenceGap | None = None
+
+
+@dataclass
 class _Prepared:
     case: Case
     plan: Plan
     tables: dict
-    oracle: Oracle
-    invalid: EvaluationError | None = None
-    gap: ReferenceGap | None = None
+    profile: SemanticsProfile  # the one the case's expected rows follow
+    by_profile: dict[SemanticsProfile, _Judged] = field(default_factory=dict)
     seconds: float = 0.0  # the reference's own evaluation time
+
+    def under(self, profile: SemanticsProfile) -> _Judged:
+        """The reference evaluated under `profile`, once per profile."""
+        if profile not in self.by_profile:
+            t0 = time.perf_counter()
+            judged = _Judged(Oracle(self.plan.unlimited, self.tables, profile))
+            try:
+                judged.oracle.evaluate()
+            except EvaluationError as e:
+                judged.invalid = e
+            except ReferenceGap as e:
+                judged.gap = e
+            self.by_profile[profile] = judged
+            self.seconds += time.perf_counter() - t0
+        return self.by_profile[profile]
 
 
 def start_engines(engines: Sequence[Engine], into: RunResults) -> None:
@@ -133,35 +156,43 @@ def run_case(case: Case, engines: Sequence[Engine], clock: Counter | None = None
 def _prepare(case: Case) -> _Prepared:
     plan = instrument(case.query, case.schemas)
     tables = with_rowid(case.tables) if plan.rowid_column is not None else dict(case.tables)
-    prepared = _Prepared(case, plan, tables, Oracle(plan.unlimited, tables, DEFAULT_PROFILE))
-    t0 = time.perf_counter()
-    try:
-        prepared.oracle.evaluate()
-    except EvaluationError as e:
-        prepared.invalid = e
-    except ReferenceGap as e:
-        prepared.gap = e
-    prepared.seconds = time.perf_counter() - t0
+    prepared = _Prepared(case, plan, tables, profile_named(case.profile))
+    prepared.under(prepared.profile)
     return prepared
+
+
+def profile_named(name: str | None) -> SemanticsProfile:
+    """A case's `profile`: "standard" (the default) or an engine's, by engine name."""
+    if name in (None, STANDARD.name):
+        return STANDARD
+    from harness.engines.registry import get_dialect
+
+    return get_dialect(name).semantics
 
 
 def _judge_reference(p: _Prepared) -> Result:
     result = Result(p.case.id, _REFERENCE, Verdict.MATCH)
-    if p.gap is not None:
-        result.verdict, result.detail = Verdict.ERROR, f"reference cannot evaluate: {p.gap}"
-    elif p.invalid is not None:
-        result.detail = f"invalid by definition: {p.invalid}"
-        if p.case.expected is not None:
+    ref = p.under(p.profile)
+    if ref.gap is not None:
+        result.verdict, result.detail = Verdict.ERROR, f"reference cannot evaluate: {ref.gap}"
+    elif ref.invalid is not None:
+        result.detail = f"invalid by definition: {ref.invalid}"
+        if p.case.error is None:
             result.verdict = Verdict.MISMATCH
             result.detail += "; but the case expects rows"
+    elif p.case.error is not None:
+        result.verdict = Verdict.MISMATCH
+        result.detail = f"the case expects an error ({p.case.error}), the reference returned rows"
     elif p.case.expected is not None:
-        judgement = Judgement(p.plan, DEFAULT_PROFILE.null_ordering)
-        _fill(result, compare_expected(p.case.expected, judgement, p.oracle))
+        judgement = Judgement(p.plan, p.profile.null_ordering)
+        _fill(result, compare_expected(p.case.expected, judgement, ref.oracle))
     return result
 
 
 def _judge_engine(p: _Prepared, engine: Engine) -> Result:
+    """Judge the engine under its own semantics profile (its by-design choices)."""
     result = Result(p.case.id, engine.name, Verdict.ERROR)
+    ref = p.under(engine.dialect.semantics)
     try:
         result.sql = engine.render(p.plan.query)
         answer = engine.run(p.tables, result.sql)
@@ -175,21 +206,43 @@ def _judge_engine(p: _Prepared, engine: Engine) -> Result:
         result.verdict, result.detail = Verdict.TIMEOUT, e.message
         return result
     except EngineError as e:
-        if p.invalid is not None:
+        if ref.invalid is not None:
             result.verdict = Verdict.MATCH
             result.notes = (f"rejected, as the definition requires: {e.message}",)
         else:
             result.detail = e.message
         return result
-    if p.invalid is not None:
+    if ref.invalid is not None:
         result.verdict = Verdict.MISMATCH
-        result.detail = f"the query is invalid by definition ({p.invalid}) but the engine returned rows"
-    elif p.gap is not None:
-        result.verdict, result.detail = Verdict.INCONCLUSIVE, f"reference cannot evaluate: {p.gap}"
+        result.detail = f"the query is invalid by definition ({ref.invalid}) but the engine returned rows"
+    elif ref.gap is not None:
+        result.verdict, result.detail = Verdict.INCONCLUSIVE, f"reference cannot evaluate: {ref.gap}"
     else:
-        judgement = Judgement(p.plan, engine.dialect.default_null_ordering)
-        _fill(result, compare(answer, judgement, p.oracle))
+        judgement = Judgement(p.plan, engine.dialect.semantics.null_ordering)
+        _fill(result, compare(answer, judgement, ref.oracle))
+        result.notes += _by_design_note(p, engine.dialect.semantics)
     return result
+
+
+def _by_design_note(p: _Prepared, profile: SemanticsProfile) -> tuple[str, ...]:
+    """Say so when the engine's profile gives another answer than the case's profile,
+    naming the knobs that make the difference."""
+    if profile == p.profile or _answer(p, profile) == _answer(p, p.profile):
+        return ()
+    knobs = [
+        knob for knob in profile.differences(p.profile)
+        if _answer(p, replace(p.profile, **{knob: getattr(profile, knob)})) != _answer(p, p.profile)
+    ]
+    return (f"by design: the {profile.name} profile's answer differs from the "
+            f"{p.profile.name} one ({', '.join(knobs) or 'several knobs together'})",)
+
+
+def _answer(p: _Prepared, profile: SemanticsProfile) -> object:
+    """The reference's rows under a profile (values, not types), or why there are none."""
+    judged = p.under(profile)
+    if judged.invalid is not None or judged.gap is not None:
+        return ("no rows", str(judged.invalid or judged.gap))
+    return judged.oracle.evaluate().table.to_pylist()
 
 
 def _fill(result: Result, outcome: Outcome) -> None:

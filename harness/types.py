@@ -20,6 +20,10 @@ class TypeKind(Enum):
     INT16 = "int16"
     INT32 = "int32"
     INT64 = "int64"
+    # A 128-bit integer (DuckDB's HUGEINT): what sum(integer) returns under a
+    # profile that widens instead of overflowing. Arrow has no int128, so it
+    # travels as decimal128(38, 0) and holds |x| < 10^38.
+    INT128 = "int128"
     FLOAT32 = "float32"
     FLOAT64 = "float64"
     DECIMAL = "decimal"
@@ -29,7 +33,7 @@ class TypeKind(Enum):
     INTERVAL = "interval"
 
 
-INTEGER_KINDS = (TypeKind.INT8, TypeKind.INT16, TypeKind.INT32, TypeKind.INT64)
+INTEGER_KINDS = (TypeKind.INT8, TypeKind.INT16, TypeKind.INT32, TypeKind.INT64, TypeKind.INT128)
 FLOAT_KINDS = (TypeKind.FLOAT32, TypeKind.FLOAT64)
 
 
@@ -69,6 +73,7 @@ INT8 = SqlType(TypeKind.INT8)
 INT16 = SqlType(TypeKind.INT16)
 INT32 = SqlType(TypeKind.INT32)
 INT64 = SqlType(TypeKind.INT64)
+INT128 = SqlType(TypeKind.INT128)
 FLOAT32 = SqlType(TypeKind.FLOAT32)
 FLOAT64 = SqlType(TypeKind.FLOAT64)
 STRING = SqlType(TypeKind.STRING)
@@ -88,6 +93,7 @@ _CANONICAL_NAMES = {
     TypeKind.INT16: "SMALLINT",
     TypeKind.INT32: "INTEGER",
     TypeKind.INT64: "BIGINT",
+    TypeKind.INT128: "HUGEINT",
     TypeKind.FLOAT32: "REAL",
     TypeKind.FLOAT64: "DOUBLE PRECISION",
     TypeKind.STRING: "VARCHAR",
@@ -103,6 +109,7 @@ _ALIASES = {
     "smallint": INT16, "int16": INT16,
     "integer": INT32, "int": INT32, "int32": INT32,
     "bigint": INT64, "int64": INT64,
+    "hugeint": INT128, "int128": INT128,
     "real": FLOAT32, "float": FLOAT32, "float32": FLOAT32,
     "double precision": FLOAT64, "double": FLOAT64, "float64": FLOAT64,
     "varchar": STRING, "text": STRING, "string": STRING,
@@ -139,6 +146,7 @@ _TO_ARROW = {
     TypeKind.INT16: pa.int16(),
     TypeKind.INT32: pa.int32(),
     TypeKind.INT64: pa.int64(),
+    TypeKind.INT128: pa.decimal128(38, 0),
     TypeKind.FLOAT32: pa.float32(),
     TypeKind.FLOAT64: pa.float64(),
     TypeKind.STRING: pa.string(),

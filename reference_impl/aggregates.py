@@ -25,6 +25,7 @@ from harness import types as T
 from harness.errors import EvaluationError, ReferenceGap
 from harness.functions import FunctionKind, FunctionSpec, lookup
 from harness.model import FuncCall, Star
+from harness.semantics import Overflow
 from harness.types import SqlType, TypeKind
 from reference_impl.api import SemanticsProfile
 from reference_impl.compiled import Compiled, Evaluator
@@ -39,6 +40,7 @@ from reference_impl.numeric import (
     sqrt_rounded,
 )
 from reference_impl.ordering import SortSpec, sort_spec, stable_sort
+from reference_impl.profile import active_profile
 from reference_impl.relation import Relation, Row
 from reference_impl.values import compare, row_key
 
@@ -101,7 +103,7 @@ def compile_aggregate(
         filter=compile_predicate(call.filter, rel) if call.filter is not None else None,
         order=[compile_expr(k.expr, rel) for k in call.order_by],
         order_specs=[sort_spec(k, profile) for k in call.order_by],
-        result_type=spec.result(arg_types),
+        result_type=profile.aggregate_type(call.name, arg_types, spec.result(arg_types)),
     )
 
 
@@ -168,10 +170,17 @@ def _sum(rows: list[tuple], agg: CompiledAggregate) -> object:
     if not values or t is None:
         return None
     if t.is_integer:
-        return check_integer(sum(values), t)  # the standard raises on overflow
+        return _integer_sum(sum(values), t)
     if t.kind is TypeKind.DECIMAL:
         return fit_decimal(exact_sum(values), t)
     return float_sum([float(v) for v in values])
+
+
+def _integer_sum(total: int, t: SqlType) -> int:
+    """The standard raises on overflow; a profile may wrap at 64 bits instead."""
+    if active_profile().sum_overflow is Overflow.WRAP:
+        return (total + 2**63) % 2**64 - 2**63
+    return check_integer(total, t)
 
 
 def _avg(rows: list[tuple], agg: CompiledAggregate) -> object:

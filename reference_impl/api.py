@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from harness.dialects.base import NULLS_LARGEST, NullOrdering
 from harness.model import Expr, Query, SortKey
+from harness.semantics import STANDARD, SemanticsProfile
 
 # A window's identity for tie handling: its resolved PARTITION BY and ORDER BY.
 WindowKey = tuple[tuple[Expr, ...], tuple[SortKey, ...]]
@@ -23,16 +23,8 @@ WindowKey = tuple[tuple[Expr, ...], tuple[SortKey, ...]]
 PeerOrder = Callable[[WindowKey, Sequence[Mapping[str, object]]], Sequence[int]]
 
 
-@dataclass(frozen=True)
-class SemanticsProfile:
-    """By-design differences the reference can take either side of."""
-
-    name: str = "standard"
-    # Null order for ORDER BY keys that leave it unwritten.
-    null_ordering: NullOrdering = NULLS_LARGEST
-
-
-DEFAULT_PROFILE = SemanticsProfile()
+# The profile used when a caller names none: the standard's choices.
+DEFAULT_PROFILE = STANDARD
 
 
 @dataclass

@@ -39,6 +39,7 @@ from reference_impl.arithmetic import apply_arithmetic, negate
 from reference_impl.casts import cast_value
 from reference_impl.compiled import Compiled, Evaluator, converted
 from reference_impl.intervals import add_interval, interval_result_type
+from reference_impl.profile import active_profile
 from reference_impl.relation import Relation, Row
 from reference_impl.scalar_functions import SCALAR_FUNCTIONS
 from reference_impl.sqltypes import arithmetic_type, common_type
@@ -171,6 +172,8 @@ def _arithmetic(op: BinaryOperator, left: Compiled, right: Compiled) -> Compiled
     if left.type is None or right.type is None:
         return Compiled(lambda row: None, left.type or right.type)
     result_type = arithmetic_type(op, left.type, right.type)
+    if op is BinaryOperator.DIV:
+        result_type = active_profile().division_type(left.type, right.type, result_type)
     if op is BinaryOperator.MOD and result_type.is_float:
         raise ReferenceGap("% over floats (the standard's MOD is for exact numbers)")
     lf, rf = left.fn, right.fn

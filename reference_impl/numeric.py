@@ -20,6 +20,7 @@ INTEGER_RANGES: dict[TypeKind, tuple[int, int]] = {
     TypeKind.INT16: (-(2**15), 2**15 - 1),
     TypeKind.INT32: (-(2**31), 2**31 - 1),
     TypeKind.INT64: (-(2**63), 2**63 - 1),
+    TypeKind.INT128: (-(10**38) + 1, 10**38 - 1),  # what decimal128(38, 0) holds
 }
 
 # Decimal arithmetic that is exact or fails loudly: 1000 digits is far more

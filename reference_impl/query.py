@@ -24,6 +24,7 @@ from reference_impl.expressions import compile_expr, compile_predicate
 from reference_impl.grouping import group, needs_grouping
 from reference_impl.ordering import SortSpec, compare_keys, sort_spec, stable_sort
 from reference_impl.output import to_evaluation
+from reference_impl.profile import using_profile
 from reference_impl.relation import Field, Relation, Row
 from reference_impl.rewrite import Rewrite, identity
 from reference_impl.sources import scan_source
@@ -40,7 +41,8 @@ def evaluate_query(
     peer_order: PeerOrder | None,
 ) -> Evaluation:
     ctx = Context(tables=tables, profile=profile, peer_order=peer_order)
-    return to_evaluation(run_query(query, ctx), ctx.peer_groups)
+    with using_profile(profile):
+        return to_evaluation(run_query(query, ctx), ctx.peer_groups)
 
 
 def run_query(query: Query, ctx: Context) -> Relation:

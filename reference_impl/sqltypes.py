@@ -19,6 +19,7 @@ _INTEGER_AS_DECIMAL = {
     TypeKind.INT16: T.decimal(5, 0),
     TypeKind.INT32: T.decimal(10, 0),
     TypeKind.INT64: T.decimal(19, 0),
+    TypeKind.INT128: T.decimal(38, 0),
 }
 
 MAX_PRECISION = 38

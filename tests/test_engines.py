@@ -181,7 +181,7 @@ def test_spark_timestamps_come_back_naive(engines) -> None:
 
 
 def test_registry_lists_every_engine() -> None:
-    assert engine_names() == ["reference", "duckdb", "datafusion", "spark"]
+    assert engine_names() == ["reference", "duckdb", "datafusion", "spark", "sqlite"]
 
 
 def test_an_unknown_engine_names_the_known_ones() -> None:

@@ -14,6 +14,14 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import Enum
 
+from harness.semantics import (  # noqa: F401 (re-exported for the dialect modules)
+    NULLS_ALWAYS_LAST,
+    NULLS_LARGEST,
+    NULLS_SMALLEST,
+    STANDARD,
+    NullOrdering,
+    SemanticsProfile,
+)
 from harness.types import SqlType, TypeKind, canonical_type_name
 
 
@@ -50,22 +58,6 @@ ALL_FEATURES = frozenset(Feature)
 class IgnoreNullsPlacement(Enum):
     OUTSIDE = "outside"  # standard: lag(x) IGNORE NULLS OVER (...)
     INSIDE = "inside"  # DuckDB: lag(x IGNORE NULLS) OVER (...)
-
-
-@dataclass(frozen=True)
-class NullOrdering:
-    """Where an engine puts NULLs when ORDER BY says nothing."""
-
-    nulls_first_asc: bool
-    nulls_first_desc: bool
-
-    def nulls_first(self, descending: bool) -> bool:
-        return self.nulls_first_desc if descending else self.nulls_first_asc
-
-
-NULLS_LARGEST = NullOrdering(nulls_first_asc=False, nulls_first_desc=True)  # PostgreSQL, DataFusion
-NULLS_SMALLEST = NullOrdering(nulls_first_asc=True, nulls_first_desc=False)  # Spark, SQLite
-NULLS_ALWAYS_LAST = NullOrdering(nulls_first_asc=False, nulls_first_desc=False)  # DuckDB >= 0.8
 
 
 # Words that must be quoted when used as identifiers in any dialect we speak.
@@ -121,9 +113,14 @@ class Dialect:
     # Functions this dialect lacks entirely (canonical names).
     missing_functions: frozenset[str] = frozenset()
     ignore_nulls_placement: IgnoreNullsPlacement = IgnoreNullsPlacement.OUTSIDE
-    default_null_ordering: NullOrdering = NULLS_LARGEST
+    # The engine's by-design choices; the reference judges it under them.
+    semantics: SemanticsProfile = STANDARD
     identifier_quote: str = '"'
     type_names: dict[TypeKind, str] = field(default_factory=dict)
+
+    @property
+    def default_null_ordering(self) -> NullOrdering:
+        return self.semantics.null_ordering
 
     def supports(self, feature: Feature) -> bool:
         return feature not in self.unsupported

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from harness.dialects.base import NULLS_LARGEST, Dialect, Feature
+from harness.semantics import Overflow, SemanticsProfile
 from harness.types import SqlType, TypeKind
 
 UNSUPPORTED = frozenset({
@@ -75,6 +76,12 @@ class DataFusionDialect(Dialect):
 DATAFUSION = DataFusionDialect(
     name="datafusion",
     unsupported=UNSUPPORTED,
-    default_null_ordering=NULLS_LARGEST,  # datafusion.sql_parser.default_null_ordering
+    semantics=SemanticsProfile(
+        name="datafusion",
+        null_ordering=NULLS_LARGEST,
+        # a / b on integers truncates; sum(bigint) wraps silently past 2^63
+        # (measured on 55: 2^62 + 2^62 = -2^63); avg(decimal) is a DECIMAL.
+        sum_overflow=Overflow.WRAP,
+    ),
     type_names={TypeKind.TIMESTAMP: _TIMESTAMP},
 )

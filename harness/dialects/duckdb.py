@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.dialects.base import NULLS_ALWAYS_LAST, Dialect, Feature, IgnoreNullsPlacement
+from harness.semantics import AvgType, IntegerDivision, Overflow, SemanticsProfile
 
 UNSUPPORTED = frozenset({
     Feature.NTH_VALUE_FROM_LAST,  # `nth_value(v, 2) FROM LAST OVER (...)`: parser error
@@ -44,5 +45,13 @@ DUCKDB = DuckDBDialect(
     # `lag(v, 1, 0 IGNORE NULLS) OVER (...)` (and RESPECT NULLS likewise).
     ignore_nulls_placement=IgnoreNullsPlacement.INSIDE,
     # NULLs last for ASC *and* DESC (since 0.8; 0.7 and older: always first).
-    default_null_ordering=NULLS_ALWAYS_LAST,
+    semantics=SemanticsProfile(
+        name="duckdb",
+        null_ordering=NULLS_ALWAYS_LAST,
+        # a / b is DOUBLE (// truncates); sum(integer) is HUGEINT, so it never
+        # overflows at 64 bits; avg(decimal) is DOUBLE.
+        integer_division=IntegerDivision.TO_DOUBLE,
+        sum_overflow=Overflow.WIDEN,
+        avg_of_decimals=AvgType.DOUBLE,
+    ),
 )

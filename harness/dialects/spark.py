@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.dialects.base import NULLS_SMALLEST, Dialect, Feature
+from harness.semantics import IntegerDivision, SemanticsProfile
 from harness.types import TypeKind
 
 UNSUPPORTED = frozenset({
@@ -56,7 +57,13 @@ class SparkDialect(Dialect):
 SPARK = SparkDialect(
     name="spark",
     unsupported=UNSUPPORTED,
-    default_null_ordering=NULLS_SMALLEST,
+    semantics=SemanticsProfile(
+        name="spark",
+        null_ordering=NULLS_SMALLEST,
+        # a / b is always DOUBLE; ANSI mode (on by default in Spark 4) raises
+        # ARITHMETIC_OVERFLOW on sum(bigint) past 2^63; avg(decimal) is a DECIMAL.
+        integer_division=IntegerDivision.TO_DOUBLE,
+    ),
     identifier_quote="`",
     type_names={
         # `DOUBLE PRECISION` is a parse error and bare `VARCHAR` needs a length.

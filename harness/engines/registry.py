@@ -19,6 +19,7 @@ ENGINES: dict[str, str] = {
     "duckdb": "harness.engines.duckdb:DuckDBEngine",
     "datafusion": "harness.engines.datafusion:DataFusionEngine",
     "spark": "harness.engines.spark:SparkEngine",
+    "sqlite": "harness.engines.sqlite:SQLiteEngine",
 }
 
 
