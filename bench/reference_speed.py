@@ -22,6 +22,7 @@ import time
 
 import pyarrow as pa
 
+from harness.model import Query
 from harness.sql import parse
 from reference_impl import evaluate
 
@@ -73,9 +74,9 @@ def make_table(rows: int, seed: int) -> pa.Table:
     )
 
 
-def time_once(query: object, data: pa.Table) -> float:
+def time_once(query: Query, data: pa.Table) -> float:
     start = time.perf_counter()
-    result = evaluate(query, {"t": data})  # type: ignore[arg-type]
+    result = evaluate(query, {"t": data})
     elapsed = time.perf_counter() - start
     assert result.table.num_rows == data.num_rows
     return elapsed

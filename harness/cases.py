@@ -249,7 +249,14 @@ def _naive_utc(value: dt.datetime) -> dt.datetime:
     return value.astimezone(dt.UTC).replace(tzinfo=None)
 
 
+def _to_list(value: object, t: SqlType) -> list:
+    if not isinstance(value, list):
+        raise TypeError(value)
+    return [coerce_value(v, t.element, "list element") for v in value]
+
+
 _COERCE = {
+    TypeKind.LIST: _to_list,
     TypeKind.INT8: _to_int,
     TypeKind.INT16: _to_int,
     TypeKind.INT32: _to_int,

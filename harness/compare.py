@@ -75,6 +75,7 @@ class TypeClass(Enum):
     BOOL = "boolean"
     DATE = "date"
     TIMESTAMP = "timestamp"
+    LIST = "list"
     NULL = "null"
     OTHER = "other"
 
@@ -91,6 +92,8 @@ def type_class(t: pa.DataType) -> TypeClass:
         (pa.types.is_boolean, TypeClass.BOOL),
         (pa.types.is_date, TypeClass.DATE),
         (pa.types.is_timestamp, TypeClass.TIMESTAMP),
+        (pa.types.is_list, TypeClass.LIST),
+        (pa.types.is_large_list, TypeClass.LIST),
         (pa.types.is_null, TypeClass.NULL),
     ]
     return next((cls for check, cls in checks if check(t)), TypeClass.OTHER)
@@ -142,6 +145,10 @@ def cells_equal(a: object, b: object, tol: float) -> bool:
     """`a` from the engine, `b` from the reference (its magnitude gave `tol`)."""
     if a is None or b is None:
         return a is None and b is None
+    if isinstance(a, list) or isinstance(b, list):
+        # array_agg: element by element, each element by the same rules.
+        both = isinstance(a, list) and isinstance(b, list) and len(a) == len(b)
+        return both and all(cells_equal(x, y, _element_tol(y)) for x, y in zip(a, b, strict=True))
     if isinstance(a, float) or isinstance(b, float):
         if not isinstance(a, (int, float, Decimal)) or not isinstance(b, (int, float, Decimal)):
             return False
@@ -152,6 +159,13 @@ def cells_equal(a: object, b: object, tol: float) -> bool:
             return a == b
         return abs(a - b) <= tol
     return a == b
+
+
+def _element_tol(expected: object) -> float:
+    """A list element was aggregated from one value: only rounding of that value."""
+    if isinstance(expected, float) and math.isfinite(expected):
+        return float_tolerance(expected, None, False)
+    return 0.0
 
 
 def _cell_tol(expected: Rows, col: int, row: int, single: bool) -> float:

@@ -86,6 +86,10 @@ def _avg_type(args: tuple[SqlType | None, ...]) -> SqlType | None:
     raise InvalidQuery(f"avg() needs a numeric argument, got {t}")
 
 
+def _list_of_first(args: tuple[SqlType | None, ...]) -> SqlType | None:
+    return T.list_of(args[0]) if args and args[0] is not None else None
+
+
 def _common_type(args: tuple[SqlType | None, ...]) -> SqlType | None:
     known = [a for a in args if a is not None]
     return known[0] if known else None
@@ -126,6 +130,9 @@ _SPECS = [
     _spec("bool_and", A, (1, 1), _fixed(T.BOOL), uses_frame=True),
     _spec("bool_or", A, (1, 1), _fixed(T.BOOL), uses_frame=True),
     _spec("string_agg", A, (2, 2), _fixed(T.STRING), uses_frame=True, ordered_aggregate=True),
+    # The standard's array_agg keeps NULL elements; the list follows its own
+    # ORDER BY, else the frame's order.
+    _spec("array_agg", A, (1, 1), _list_of_first, uses_frame=True, ordered_aggregate=True),
     # Scalars that queries compose with.
     _spec("coalesce", S, (1, 16), _common_type),
     _spec("nullif", S, (2, 2), _first_arg),

@@ -51,6 +51,12 @@ class AvgType(Enum):
     EXACT = "exact"  # a DECIMAL (for avg over decimals)
 
 
+class ArrayAgg(Enum):
+    STANDARD = "standard"  # NULL elements kept; no rows gives NULL
+    # Spark's array_agg is collect_list: NULL elements dropped, no rows gives [].
+    COLLECT_LIST = "collect_list"
+
+
 @dataclass(frozen=True)
 class SemanticsProfile:
     name: str = "standard"
@@ -62,6 +68,7 @@ class SemanticsProfile:
     # exact numeric with implementation-defined precision (PostgreSQL: numeric).
     avg_of_integers: AvgType = AvgType.DOUBLE
     avg_of_decimals: AvgType = AvgType.EXACT
+    array_agg: ArrayAgg = ArrayAgg.STANDARD
 
     def aggregate_type(self, name: str, args: tuple[SqlType | None, ...], standard: SqlType | None) -> SqlType | None:
         """The result type of aggregate `name` under this profile (`standard` otherwise)."""

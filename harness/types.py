@@ -31,6 +31,7 @@ class TypeKind(Enum):
     DATE = "date"
     TIMESTAMP = "timestamp"
     INTERVAL = "interval"
+    LIST = "list"  # array_agg's result: a list of `element`
 
 
 INTEGER_KINDS = (TypeKind.INT8, TypeKind.INT16, TypeKind.INT32, TypeKind.INT64, TypeKind.INT128)
@@ -42,8 +43,11 @@ class SqlType:
     kind: TypeKind
     precision: int | None = None  # DECIMAL only
     scale: int | None = None  # DECIMAL only
+    element: SqlType | None = None  # LIST only
 
     def __post_init__(self) -> None:
+        if (self.element is not None) != (self.kind is TypeKind.LIST):
+            raise InvalidInput("a LIST type needs an element type, and only a LIST has one")
         if self.kind is TypeKind.DECIMAL:
             if self.precision is None or self.scale is None:
                 raise InvalidInput("DECIMAL needs a precision and a scale")
@@ -86,6 +90,10 @@ def decimal(precision: int, scale: int) -> SqlType:
     return SqlType(TypeKind.DECIMAL, precision, scale)
 
 
+def list_of(element: SqlType) -> SqlType:
+    return SqlType(TypeKind.LIST, element=element)
+
+
 # Canonical spelling (PostgreSQL's, plus TINYINT which PostgreSQL lacks).
 _CANONICAL_NAMES = {
     TypeKind.BOOL: "BOOLEAN",
@@ -122,6 +130,8 @@ _ALIASES = {
 def canonical_type_name(t: SqlType) -> str:
     if t.kind is TypeKind.DECIMAL:
         return f"DECIMAL({t.precision},{t.scale})"
+    if t.kind is TypeKind.LIST:
+        return f"{canonical_type_name(t.element)}[]"
     return _CANONICAL_NAMES[t.kind]
 
 
@@ -160,6 +170,8 @@ _TO_ARROW = {
 def to_arrow(t: SqlType) -> pa.DataType:
     if t.kind is TypeKind.DECIMAL:
         return pa.decimal128(t.precision, t.scale)
+    if t.kind is TypeKind.LIST:
+        return pa.list_(to_arrow(t.element))
     return _TO_ARROW[t.kind]
 
 
@@ -167,6 +179,8 @@ def from_arrow(t: pa.DataType) -> SqlType:
     """The logical type of an Arrow type; wider engine types map to the nearest one."""
     if pa.types.is_decimal(t):
         return decimal(min(t.precision, 38), t.scale)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return list_of(from_arrow(t.value_type))
     if pa.types.is_timestamp(t):
         return TIMESTAMP
     if pa.types.is_date(t):

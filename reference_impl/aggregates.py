@@ -25,7 +25,7 @@ from harness import types as T
 from harness.errors import EvaluationError, ReferenceGap
 from harness.functions import FunctionKind, FunctionSpec, lookup
 from harness.model import FuncCall, Star
-from harness.semantics import Overflow
+from harness.semantics import ArrayAgg, Overflow
 from harness.types import SqlType, TypeKind
 from reference_impl.api import SemanticsProfile
 from reference_impl.compiled import Compiled, Evaluator
@@ -241,6 +241,13 @@ def _string_agg(rows: list[tuple], agg: CompiledAggregate) -> object:
     return "".join(parts) if parts else None
 
 
+def _array_agg(rows: list[tuple], agg: CompiledAggregate) -> object:
+    # The standard keeps NULL elements, and no rows give NULL, not [].
+    if active_profile().array_agg is ArrayAgg.COLLECT_LIST:
+        return [value for (value,) in rows if value is not None]
+    return [value for (value,) in rows] if rows else None
+
+
 _AGGREGATES: dict[str, Callable[[list[tuple], CompiledAggregate], object]] = {
     "count": _count,
     "sum": _sum,
@@ -254,6 +261,7 @@ _AGGREGATES: dict[str, Callable[[list[tuple], CompiledAggregate], object]] = {
     "bool_and": _bool_and,
     "bool_or": _bool_or,
     "string_agg": _string_agg,
+    "array_agg": _array_agg,
 }
 
 

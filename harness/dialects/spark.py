@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.dialects.base import NULLS_SMALLEST, Dialect, Feature
-from harness.semantics import IntegerDivision, SemanticsProfile
+from harness.semantics import ArrayAgg, IntegerDivision, SemanticsProfile
 from harness.types import TypeKind
 
 UNSUPPORTED = frozenset({
@@ -63,6 +63,9 @@ SPARK = SparkDialect(
         # a / b is always DOUBLE; ANSI mode (on by default in Spark 4) raises
         # ARITHMETIC_OVERFLOW on sum(bigint) past 2^63; avg(decimal) is a DECIMAL.
         integer_division=IntegerDivision.TO_DOUBLE,
+        # array_agg is an alias of collect_list, which drops NULLs and gives
+        # an empty array over an empty frame (documented; measured on 4.3.0).
+        array_agg=ArrayAgg.COLLECT_LIST,
     ),
     identifier_quote="`",
     type_names={
