@@ -62,8 +62,12 @@ def discover(paths: Iterable[str | Path]) -> list[Path]:
 
 
 def case_id(path: Path, roots: Iterable[Path]) -> str:
-    """The path under the nearest `cases` root (or given root) without its suffix."""
+    """The path under the nearest enclosing `cases` folder, else under the given
+    root, without its suffix: the same case has the same id however it is run."""
     resolved = path.resolve()
+    corpus = next((p for p in resolved.parents if p.name == "cases"), None)
+    if corpus is not None:
+        return resolved.relative_to(corpus).with_suffix("").as_posix()
     for root in roots:
         root = root.resolve()
         base = root if root.is_dir() else root.parent

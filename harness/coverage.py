@@ -46,6 +46,7 @@ from harness.model import (
     Column,
     Exclusion,
     Expr,
+    FrameMode,
     Literal,
     Select,
     TableSchema,
@@ -62,7 +63,9 @@ NONE = "none"
 DEFAULT = "default"
 
 FRAME_MODES = ("ROWS", "RANGE", "GROUPS")
-BOUND_KINDS = ("unbounded-preceding", "preceding", "current-row", "following", "unbounded-following")
+BOUND_KINDS = (
+    "unbounded-preceding", "preceding", "current-row", "following", "unbounded-following",
+)
 EXCLUSIONS = ("no-others", "current-row", "group", "ties")
 KEY_TYPES = ("integer", "decimal", "float", "date", "timestamp")
 DIRECTIONS = ("asc", "desc")
@@ -73,7 +76,11 @@ DEFAULT_FRAME_DIRECTIONS = ("order-by", "no-order-by")
 FORBIDDEN_BOUND_PAIRS: tuple[tuple[tuple[str, ...], tuple[str, ...], str], ...] = (
     (("unbounded-following",), BOUND_KINDS, "a frame cannot start at UNBOUNDED FOLLOWING"),
     (BOUND_KINDS, ("unbounded-preceding",), "a frame cannot end at UNBOUNDED PRECEDING"),
-    (("current-row",), ("preceding",), "a frame that starts at CURRENT ROW cannot end at n PRECEDING"),
+    (
+        ("current-row",),
+        ("preceding",),
+        "a frame that starts at CURRENT ROW cannot end at n PRECEDING",
+    ),
     (
         ("following",),
         ("preceding", "current-row"),
@@ -216,7 +223,7 @@ def expression_keys(
 
 def _range_key_cell(spec: WindowSpec, schemas: tuple[TableSchema, ...]) -> Cell | None:
     frame = spec.frame
-    if frame is None or frame.mode.value != "RANGE" or len(spec.order_by) != 1:
+    if frame is None or frame.mode is not FrameMode.RANGE or len(spec.order_by) != 1:
         return None
     if not any(_is_offset(b) for b in (frame.start, frame.end)):
         return None
@@ -251,7 +258,9 @@ def _expr_type(expr: Expr, schemas: tuple[TableSchema, ...]) -> SqlType | None:
     return found.pop() if len(found) == 1 else None
 
 
-def case_keys(case: Case, functions: Mapping[str, FunctionSpec] = FUNCTIONS) -> set[tuple[str, ...]]:
+def case_keys(
+    case: Case, functions: Mapping[str, FunctionSpec] = FUNCTIONS
+) -> set[tuple[str, ...]]:
     """The keys of every cell a case covers (each SELECT's windows resolved in that SELECT)."""
     keys: set[tuple[str, ...]] = set()
     for node in walk(case.query):
@@ -263,7 +272,9 @@ def case_keys(case: Case, functions: Mapping[str, FunctionSpec] = FUNCTIONS) -> 
     return keys
 
 
-def coverage(cases: Iterable[Case], functions: Mapping[str, FunctionSpec] = FUNCTIONS) -> list[CellCount]:
+def coverage(
+    cases: Iterable[Case], functions: Mapping[str, FunctionSpec] = FUNCTIONS
+) -> list[CellCount]:
     """The grid with the number of cases that cover each cell."""
     counts: Counter[tuple[str, ...]] = Counter()
     for case in cases:
@@ -277,7 +288,8 @@ def summary(counts: Iterable[CellCount]) -> dict[str, int]:
 
 
 def to_json(counts: list[CellCount]) -> str:
-    return json.dumps({"cells": [c.as_json() for c in counts], "summary": summary(counts)}, indent=2)
+    doc = {"cells": [c.as_json() for c in counts], "summary": summary(counts)}
+    return json.dumps(doc, indent=2)
 
 
 # ---------------------------------------------------------------------------
@@ -319,6 +331,10 @@ def format_table(counts: list[CellCount]) -> str:
         lines += ["", f"empty cells ({len(empty)}):"]
         lines += ["  " + " ".join(f"{k}={v}" for k, v in zip(KEY_FIELDS, c.cell.key, strict=True)
                                   if v != ANY) for c in empty]
+    reasons = Counter(c.cell.reason for c in counts if c.cell.reason is not None)
+    if reasons:
+        lines += ["", "not-defined cells by reason:"]
+        lines += [f"  {n:4}  {reason}" for reason, n in reasons.items()]
     lines += ["", "summary: " + ", ".join(f"{k} {v}" for k, v in summary(counts).items())]
     return "\n".join(lines) + "\n"
 

@@ -168,8 +168,11 @@ def _sensitive_windows(query: Select) -> list[WindowSpec]:
 
 
 def _add_witnesses(query: Select, items: list[SelectItem]) -> list[tuple[WindowKey, int]]:
+    # Without ORDER BY every row of a partition is a peer, and some engines
+    # reject an unordered row_number: those windows are left to the search.
     witness = []
-    for i, spec in enumerate(_sensitive_windows(query)):
+    ordered = [spec for spec in _sensitive_windows(query) if spec.order_by]
+    for i, spec in enumerate(ordered):
         rn_spec = WindowSpec(partition_by=spec.partition_by, order_by=spec.order_by)
         witness.append((_window_key(spec), len(items)))
         items.append(SelectItem(WindowExpr(FuncCall("row_number"), rn_spec), f"{RN_PREFIX}{i}"))

@@ -280,3 +280,33 @@ def test_rendering_keeps_the_meaning(engines, sql_engine: Engine, sql: str) -> N
     expected = engines.get("reference").execute(query, TABLES)
     assert normalised(sql_engine.execute(query, TABLES)) == normalised(expected), \
         sql_engine.render(query)
+
+
+# -- per-function limits -----------------------------------------------------------
+
+FUNCTION_LIMITS = [
+    pytest.param("spark", "SELECT id, lag(v) OVER (PARTITION BY k) AS x FROM t",
+                 "window.lag-without-order-by", id="spark-lag-unordered",
+                 marks=pytest.mark.spark),
+    pytest.param("datafusion", "SELECT id, bool_and(v > 1) OVER (ORDER BY id ASC "
+                 "ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS x FROM t",
+                 "window.bool_and-moving-frame", id="datafusion-bool_and-moving"),
+]
+
+
+@pytest.mark.parametrize(("name", "sql", "feature"), FUNCTION_LIMITS)
+def test_a_function_limit_is_unsupported_and_the_engine_agrees(engines, name, sql, feature):
+    with pytest.raises(Unsupported) as caught:
+        render(sql, get_dialect(name))
+    assert caught.value.feature == feature
+    engine = engines.get(name)
+    anyway = dataclasses.replace(engine.dialect, needs_order_by=frozenset(),
+                                 no_moving_frame_start=frozenset())
+    with pytest.raises(EngineError):
+        engine.run(TABLES, render(sql, anyway))
+
+
+def test_a_growing_frame_is_not_a_moving_one():
+    sql = ("SELECT id, bool_and(v > 1) OVER (ORDER BY id ASC ROWS BETWEEN UNBOUNDED PRECEDING "
+           "AND 1 FOLLOWING) AS x FROM t")
+    assert "bool_and" in render(sql, get_dialect("datafusion"))

@@ -113,6 +113,11 @@ class Dialect:
     # Functions this dialect lacks entirely (canonical names).
     missing_functions: frozenset[str] = frozenset()
     ignore_nulls_placement: IgnoreNullsPlacement = IgnoreNullsPlacement.OUTSIDE
+    # Window functions the dialect accepts only with an ORDER BY in the window.
+    needs_order_by: frozenset[str] = frozenset()
+    # Aggregates the engine cannot compute over a frame whose start moves from
+    # row to row (it would have to retract rows leaving the frame).
+    no_moving_frame_start: frozenset[str] = frozenset()
     # The engine's by-design choices; the reference judges it under them.
     semantics: SemanticsProfile = STANDARD
     identifier_quote: str = '"'

@@ -57,6 +57,12 @@ class SparkDialect(Dialect):
 SPARK = SparkDialect(
     name="spark",
     unsupported=UNSUPPORTED,
+    # WINDOW_FUNCTION_FRAME_NOT_ORDERED without an ORDER BY (first_value and
+    # last_value are accepted; measured on 4.3.0).
+    needs_order_by=frozenset({
+        "row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile",
+        "lag", "lead", "nth_value",
+    }),
     semantics=SemanticsProfile(
         name="spark",
         null_ordering=NULLS_SMALLEST,

@@ -217,7 +217,10 @@ def random_call(ctx: QueryContext) -> FuncCall:
     types and the clauses it takes. Simpler: no clauses."""
     while True:
         spec = ctx.rng.choice(_WINDOW_FUNCTIONS)
-        args = ARGUMENTS[spec.name](ctx)
+        build = ARGUMENTS.get(spec.name)
+        if build is None:
+            raise HarnessError(f"no argument builder for {spec.name}() in {__name__}.ARGUMENTS")
+        args = build(ctx)
         if args is not None:  # None: no column of a type the function takes
             return FuncCall(spec.name, args, **_clauses(ctx, spec, args))
 
@@ -322,6 +325,7 @@ ARGUMENTS: dict[str, ArgumentBuilder] = {
     "bool_and": _boolean_arg,
     "bool_or": _boolean_arg,
     "string_agg": _string_agg_args,
+    "array_agg": _one_column,
 }
 
 

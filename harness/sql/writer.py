@@ -26,6 +26,7 @@ from harness.errors import InvalidQuery, Unsupported
 from harness.model import (
     BinaryOp,
     Bound,
+    BoundKind,
     Case,
     Cast,
     Column,
@@ -278,15 +279,26 @@ class _Writer:
     def window_expr(self, w: WindowExpr) -> str:
         ranking = not functions.lookup(w.func.name).uses_frame
         # The frame may come from a named window, so look at the resolved one.
-        if ranking and not self.d.supports(Feature.FRAME_ON_RANKING) \
-                and resolve_window(w.window, self.windows).frame is not None:
+        resolved = resolve_window(w.window, self.windows)
+        if ranking and not self.d.supports(Feature.FRAME_ON_RANKING) and resolved.frame is not None:
             raise Unsupported(Feature.FRAME_ON_RANKING.value)
+        self.check_window_limits(w.func.name, resolved)
         call = self.call(w.func, in_window=True)
         spec = w.window
         if spec.base is not None and spec == WindowSpec(base=spec.base):
             self.require(Feature.NAMED_WINDOW)
             return f"{call} OVER {self.quote(spec.base)}"
         return f"{call} OVER ({self.spec(spec)})"
+
+    def check_window_limits(self, name: str, resolved: WindowSpec) -> None:
+        """Per-function limits of a dialect: an ORDER BY it insists on, a moving
+        frame start it cannot compute."""
+        if name in self.d.needs_order_by and not resolved.order_by:
+            raise Unsupported(f"window.{name}-without-order-by")
+        frame = resolved.frame
+        moving = frame is not None and frame.start.kind is not BoundKind.UNBOUNDED_PRECEDING
+        if name in self.d.no_moving_frame_start and moving:
+            raise Unsupported(f"window.{name}-moving-frame")
 
     def spec(self, spec: WindowSpec) -> str:
         parts = []
