@@ -88,7 +88,7 @@ class KnownIssue:
     """
 
     engine: str | None  # None: any engine (a gap of the reference, say)
-    kind: str  # upstream-bug | by-design | reference-gap
+    kind: str  # upstream-bug | by-design
     reason: str
     applies: Callable[[WindowExpr, Case], bool]
     symptom: str | None = None
@@ -169,14 +169,6 @@ KNOWN_ISSUES = [
         lambda e, c: e.func.name in ("var_pop", "stddev_pop") and _has_non_finite(_argument_values(e, c)),
         symptom=r"engine 0\.0, expected nan",
         link="https://github.com/duckdb/duckdb/issues/15520",
-    ),
-    KnownIssue(
-        None, "reference-gap",
-        "the reference cannot evaluate an infinite RANGE offset",
-        lambda e, c: any(isinstance(b.offset, Literal) and isinstance(b.offset.value, float)
-                         and math.isinf(b.offset.value)
-                         for f in [_frame(e, c)] if f is not None for b in (f.start, f.end)),
-        symptom=r"reference cannot evaluate: an infinite RANGE offset",
     ),
     KnownIssue(
         None, "by-design",
