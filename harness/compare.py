@@ -191,7 +191,7 @@ def _zero_sign_note(a: object, b: object) -> str | None:
 class _Matcher:
     actual: Rows
     expected: Rows
-    columns: range  # the user's columns
+    columns: Sequence[int]  # the user's columns (or the subset being judged)
     rowid: int | None
     notes: list[str]
 
@@ -398,6 +398,7 @@ def compare_expected(expected: Expected, judgement: Judgement, oracle: Oracle) -
         order_keys=visible_keys,
         limit=judgement.plan.limit,
         offset=judgement.plan.offset,
+        sensitive_columns=judgement.plan.sensitive_columns,
     )
     return _judge_with_ties(rows_of(table), Judgement(plan, judgement.null_ordering, False), oracle, user)
 
@@ -430,7 +431,9 @@ def _type_mismatches(actual: pa.Schema, expected: pa.Schema, columns: range) -> 
     return "; ".join(problems)
 
 
-def _attempt(rows: Rows, judgement: Judgement, evaluation: Evaluation, user: range) -> tuple[str | None, list[str]]:
+def _attempt(
+    rows: Rows, judgement: Judgement, evaluation: Evaluation, user: Sequence[int]
+) -> tuple[str | None, list[str]]:
     """One try: does the answer match this evaluation of the reference?"""
     plan = judgement.plan
     expected = rows_of(evaluation.table, evaluation.magnitudes)
@@ -459,10 +462,20 @@ def _judge_with_ties(rows: Rows, judgement: Judgement, oracle: Oracle, user: ran
         return Outcome(Verdict.MATCH, notes=tuple(notes))
     if not evaluation.peer_groups:
         return Outcome(Verdict.MISMATCH, first_diff)
-    for hook in _witness_orders(rows, judgement.plan, evaluation):
-        diff, notes = _attempt(rows, judgement, oracle.evaluate(hook), user)
-        if diff is None:
+    # Some engines order tied rows differently for each expression over the same
+    # window (SQLite does); the standard leaves peer order to the implementation,
+    # so each order-sensitive column may also find a witness order of its own.
+    sensitive = [c for c in user if c in judgement.plan.sensitive_columns]
+    steady = [c for c in user if c not in judgement.plan.sensitive_columns]
+    pending = set(sensitive)
+    for candidate in itertools.chain([evaluation], _candidates(rows, judgement.plan, oracle, evaluation)):
+        diff, notes = _attempt(rows, judgement, candidate, user)
+        if diff is None and candidate is not evaluation:
             return Outcome(Verdict.MATCH, notes=tuple(notes + ["matched under another order of tied rows"]))
+        pending = {c for c in pending if _attempt(rows, judgement, candidate, [*steady, c])[0]}
+        if len(sensitive) > 1 and not pending:
+            note = "each order-sensitive expression matched under its own order of tied rows"
+            return Outcome(Verdict.MATCH, notes=(note,))
     if _permutation_count(evaluation) > SEARCH_BUDGET:
         return Outcome(
             Verdict.INCONCLUSIVE,
@@ -470,6 +483,11 @@ def _judge_with_ties(rows: Rows, judgement: Judgement, oracle: Oracle, user: ran
             f"({_permutation_count(evaluation)} > {SEARCH_BUDGET})",
         )
     return Outcome(Verdict.MISMATCH, f"{first_diff} (under every order of tied rows)")
+
+
+def _candidates(rows: Rows, plan: Plan, oracle: Oracle, evaluation: Evaluation):
+    for hook in _witness_orders(rows, plan, evaluation):
+        yield oracle.evaluate(hook)
 
 
 def _permutation_count(evaluation: Evaluation) -> int:

@@ -179,3 +179,21 @@ def test_limit_may_cut_through_ties(pick):
     answer = full.take([0, 1 + pick])  # v=5, then either of the tied v=7 rows
     assert _judge(plan, oracle, answer).verdict is Verdict.MATCH
     assert _judge(plan, oracle, full.take([1, 2])).verdict is Verdict.MISMATCH
+
+
+def test_each_expression_may_order_ties_its_own_way():
+    # Two order-sensitive expressions over one window, each computed under a
+    # different order of the tied rows (as SQLite does): both are valid answers.
+    sql = (
+        "SELECT id, row_number() OVER (ORDER BY v ASC NULLS LAST) AS rn, "
+        "lag(id) OVER (ORDER BY v ASC NULLS LAST) AS prev FROM t"
+    )
+    plan, oracle = _setup(sql, TIES)
+    one, other = _under_order(oracle, [(0, 1, 2)]), _under_order(oracle, [(2, 1, 0)])
+    answer = _replace(one, 2, other.column(2).to_pylist())
+    outcome = _judge(plan, oracle, answer)
+    assert outcome.verdict is Verdict.MATCH
+    assert "its own order" in outcome.notes[0]
+    wrong = answer.column(2).to_pylist()
+    wrong[0] = 4  # id 1 (v=10) comes first in every order: it has no previous row
+    assert _judge(plan, oracle, _replace(answer, 2, wrong)).verdict is Verdict.MISMATCH
