@@ -132,7 +132,7 @@ class SQLiteEngine(Engine):
             marks = ", ".join("?" for _ in table.schema)
             rows = zip(*(c.to_pylist() for c in table.columns), strict=True)
             con.executemany(f"INSERT INTO {q(name)} VALUES ({marks})", rows)
-        except BaseException:
+        except BaseException:  # whatever stopped the load: undo it, then let it propagate
             con.execute("ROLLBACK")
             raise
         con.execute("COMMIT")
