@@ -21,7 +21,9 @@ from harness.model import ColumnDef, Query, TableSchema
 from harness.types import SqlType, TypeKind, parse_type_name, to_arrow
 
 CASE_SUFFIXES = (".yaml", ".yml")
-_KNOWN_FIELDS = {"description", "tags", "tables", "sql", "expected", "error", "profile", "id"}
+_KNOWN_FIELDS = {
+    "description", "tags", "tables", "sql", "expected", "error", "profile", "id", "finding",
+}
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,10 @@ class Case:
     error: str | None = None
     profile: str | None = None
     path: Path | None = field(default=None, compare=False)
+    # Where a generated case came from (seeds, versions, each engine's SQL and
+    # answer): a record for people, never read by a verdict. A case with one
+    # may omit `expected`: the reference is then the oracle.
+    finding: dict | None = field(default=None, compare=False)
 
 
 def discover(paths: Iterable[str | Path]) -> list[Path]:
@@ -106,7 +112,10 @@ def _build_case(doc: dict, where: str, path: Path, cid: str) -> Case:
     error = doc.get("error")
     if error is not None and (not isinstance(error, str) or expected is not None):
         raise InvalidCase("must be a string saying why the query fails, without `expected`", f"{where}: error")
-    if error is None and expected is None:
+    finding = doc.get("finding")
+    if finding is not None and not isinstance(finding, dict):
+        raise InvalidCase("must be a mapping (the record of a generated case)", f"{where}: finding")
+    if error is None and expected is None and finding is None:
         raise InvalidCase("missing (or give `error` for a query that must fail)", f"{where}: expected")
     tags = doc.get("tags", [])
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
@@ -123,6 +132,7 @@ def _build_case(doc: dict, where: str, path: Path, cid: str) -> Case:
         error=error,
         profile=_profile_name(doc.get("profile"), where),
         path=path,
+        finding=finding,
     )
 
 

@@ -12,6 +12,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+import pyarrow as pa
+
 from harness.cases import Case
 from harness.compare import Judgement, Outcome, Verdict, compare, compare_expected
 from harness.engines.base import Engine
@@ -37,6 +39,9 @@ class Result:
     notes: tuple[str, ...] = ()
     sql: str | None = None
     seconds: float = 0.0
+    # The engine's raw answer (hidden witness columns included), kept for
+    # findings and replay; never part of the JSON verdict.
+    answer: pa.Table | None = field(default=None, repr=False, compare=False)
 
     def named(self, engine: str) -> Result:
         return replace(self, engine=engine)
@@ -177,13 +182,16 @@ def _judge_reference(p: _Prepared) -> Result:
         result.verdict, result.detail = Verdict.ERROR, f"reference cannot evaluate: {ref.gap}"
     elif ref.invalid is not None:
         result.detail = f"invalid by definition: {ref.invalid}"
-        if p.case.error is None:
+        if p.case.expected is not None:
             result.verdict = Verdict.MISMATCH
             result.detail += "; but the case expects rows"
     elif p.case.error is not None:
         result.verdict = Verdict.MISMATCH
         result.detail = f"the case expects an error ({p.case.error}), the reference returned rows"
-    elif p.case.expected is not None:
+    else:
+        result.answer = ref.oracle.evaluate().table
+    if result.verdict is Verdict.MATCH and ref.gap is None and ref.invalid is None \
+            and p.case.error is None and p.case.expected is not None:
         judgement = Judgement(p.plan, p.profile.null_ordering)
         _fill(result, compare_expected(p.case.expected, judgement, ref.oracle))
     return result
@@ -212,6 +220,7 @@ def _judge_engine(p: _Prepared, engine: Engine) -> Result:
         else:
             result.detail = e.message
         return result
+    result.answer = answer
     if ref.invalid is not None:
         result.verdict = Verdict.MISMATCH
         result.detail = f"the query is invalid by definition ({ref.invalid}) but the engine returned rows"
