@@ -46,6 +46,10 @@ def _parser() -> argparse.ArgumentParser:
     _format_option(run)
     run.set_defaults(command=_cmd_run)
     _cases_parser(sub)
+    from harness.campaign.commands import add_fuzz_parser, add_reduce_parser
+
+    add_fuzz_parser(sub, _engines_option, _format_option)
+    add_reduce_parser(sub)
     engines = sub.add_parser("engines", help="list the registered engines and their versions")
     engines.set_defaults(command=_cmd_engines)
     return parser

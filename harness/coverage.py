@@ -228,7 +228,7 @@ def _range_key_cell(spec: WindowSpec, schemas: tuple[TableSchema, ...]) -> Cell 
     if not any(_is_offset(b) for b in (frame.start, frame.end)):
         return None
     key = spec.order_by[0]
-    key_type = _expr_type(key.expr, schemas)
+    key_type = expr_type(key.expr, schemas)
     key_class = _KEY_CLASSES.get(key_type.kind) if key_type is not None else None
     if key_class is None or key.nulls is None:  # an engine-default null order is no cell
         return None
@@ -241,7 +241,7 @@ def _is_offset(bound: Bound) -> bool:
     return bound.kind in (BoundKind.PRECEDING, BoundKind.FOLLOWING)
 
 
-def _expr_type(expr: Expr, schemas: tuple[TableSchema, ...]) -> SqlType | None:
+def expr_type(expr: Expr, schemas: tuple[TableSchema, ...]) -> SqlType | None:
     """The type of an ORDER BY key, as far as it can be read without a planner.
 
     A column is looked up by name in the case's tables (in the named table when

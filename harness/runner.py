@@ -217,6 +217,8 @@ def _judge_engine(p: _Prepared, engine: Engine) -> Result:
         if ref.invalid is not None:
             result.verdict = Verdict.MATCH
             result.notes = (f"rejected, as the definition requires: {e.message}",)
+        elif engine.dialect.says_not_implemented(e.message):
+            result.verdict, result.detail = Verdict.UNSUPPORTED, f"the engine says: {e.message}"
         else:
             result.detail = e.message
         return result

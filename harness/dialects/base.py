@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import Enum
@@ -122,6 +123,12 @@ class Dialect:
     semantics: SemanticsProfile = STANDARD
     identifier_quote: str = '"'
     type_names: dict[TypeKind, str] = field(default_factory=dict)
+    # The engine's own words for "I do not implement this" (regular
+    # expressions): such a rejection is an `unsupported` verdict, not an error.
+    not_implemented: tuple[str, ...] = ()
+
+    def says_not_implemented(self, message: str) -> bool:
+        return any(re.search(p, message) for p in self.not_implemented)
 
     @property
     def default_null_ordering(self) -> NullOrdering:

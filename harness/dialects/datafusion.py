@@ -76,6 +76,7 @@ class DataFusionDialect(Dialect):
 DATAFUSION = DataFusionDialect(
     name="datafusion",
     unsupported=UNSUPPORTED,
+    not_implemented=(r"This feature is not implemented",),
     # "Aggregate can not be used as a sliding accumulator because
     # `retract_batch` is not implemented" once the frame start moves (55.2).
     no_moving_frame_start=frozenset({"bool_and", "bool_or", "string_agg"}),

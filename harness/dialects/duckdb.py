@@ -41,6 +41,7 @@ class DuckDBDialect(Dialect):
 DUCKDB = DuckDBDialect(
     name="duckdb",
     unsupported=UNSUPPORTED,
+    not_implemented=(r"^Not implemented Error",),
     # `lag(v) IGNORE NULLS OVER (...)` is a parser error; DuckDB reads
     # `lag(v, 1, 0 IGNORE NULLS) OVER (...)` (and RESPECT NULLS likewise).
     ignore_nulls_placement=IgnoreNullsPlacement.INSIDE,

@@ -57,6 +57,7 @@ class SparkDialect(Dialect):
 SPARK = SparkDialect(
     name="spark",
     unsupported=UNSUPPORTED,
+    not_implemented=(r"\[UNSUPPORTED_FEATURE\b",),
     # WINDOW_FUNCTION_FRAME_NOT_ORDERED without an ORDER BY (first_value and
     # last_value are accepted; measured on 4.3.0).
     needs_order_by=frozenset({

@@ -1,0 +1,1 @@
+"""Fuzzing campaigns: the loop, engine isolation, findings, reduction, replay and export."""

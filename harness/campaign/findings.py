@@ -1,0 +1,199 @@
+"""Turn a failing verdict into a finding: signed, classified, saved, reduced.
+
+The first case of each signature is saved as a self-contained case file
+(tables, canonical SQL, and a `finding` record with the seeds, the harness
+and engine versions, and each engine's SQL, verdict and answer), so it
+reproduces on a later commit without the generator. It is then reduced
+while its signature holds, and the reduction is confirmed by one more plain
+(unbatched) run on every engine before it is saved next to the original.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pyarrow as pa
+
+from harness.campaign.majority import classify
+from harness.campaign.signature import Signature, signature
+from harness.casefile import rows_doc, save_case
+from harness.cases import Case
+from harness.compare import Verdict
+from harness.engines.base import Engine
+from harness.runner import Result, run_case
+
+FINDING_VERDICTS = frozenset({
+    Verdict.MISMATCH, Verdict.TYPE_MISMATCH, Verdict.ERROR, Verdict.CRASH, Verdict.TIMEOUT,
+    Verdict.SUSPECT_REFERENCE,
+})
+HIDDEN_PREFIX = "__wh_"
+
+
+def finding_signature(case: Case, result: Result) -> Signature:
+    return signature(case, result.engine, result.verdict.value, result.detail)
+
+
+def user_answer(table: pa.Table | None) -> dict | None:
+    """An answer without the harness's hidden columns, as a case file writes it."""
+    if table is None:
+        return None
+    keep = [n for n in table.column_names if not n.startswith(HIDDEN_PREFIX)]
+    return rows_doc(table.select(keep))
+
+
+def engine_records(results: Sequence[Result], versions: dict[str, str]) -> dict:
+    return {
+        r.engine: {
+            "version": versions.get(r.engine, "?"),
+            "verdict": r.verdict.value,
+            "detail": r.detail,
+            "sql": r.sql,
+            "answer": user_answer(r.answer),
+        }
+        for r in results
+    }
+
+
+class FindingMaker:
+    def __init__(self, config, engines: list[Engine], directory: Path, known: set[str]) -> None:
+        self.config = config
+        self.engines = engines
+        self.directory = directory
+        self.known = known
+
+    def versions(self) -> dict[str, str]:
+        from harness.engines.registry import get_engine
+
+        out = {e.name: e.version() for e in self.engines}
+        out.setdefault("reference", get_engine("reference").version())
+        return out
+
+    def make(self, index: int, seed: str, generated, results: list[Result], result: Result) -> Iterator[dict]:
+        case = generated.case
+        sig = finding_signature(case, result)
+        classification = classify(case, result, results)
+        path = self.directory / f"{sig.key}.yaml"
+        line = {"kind": "finding", "key": sig.key, "signature": sig.text, "engine": result.engine,
+                "verdict": result.verdict.value, "classification": classification, "case": index,
+                "seed": seed, "file": str(path.relative_to(self.directory.parent)),
+                "detail": result.detail[:500]}
+        if sig.key in self.known:
+            yield line
+            return
+        self.known.add(sig.key)
+        record = self.record(sig, classification, result, results, seed, generated)
+        save_case(replace(case, id=f"findings/{sig.key}", tags=(*case.tags, "finding")), path, record)
+        yield line
+        if self.config.reduce and result.verdict is not Verdict.TIMEOUT:
+            reduced = self.reduce(case, sig, result, record)
+            if reduced is not None:
+                yield reduced
+
+    def record(self, sig: Signature, classification: str, result: Result, results: list[Result],
+               seed: str, generated) -> dict:
+        from harness import __version__
+
+        return {
+            "signature": sig.text,
+            "key": sig.key,
+            "engine": result.engine,
+            "verdict": result.verdict.value,
+            "classification": classification,
+            "detail": result.detail,
+            "seeds": {"campaign": self.config.seed, "case": seed, "picks": list(generated.picks)},
+            "harness_version": __version__,
+            "engines": engine_records(results, self.versions()),
+        }
+
+    # -- reduction ------------------------------------------------------------------
+
+    def engines_for(self, result: Result) -> list[Engine]:
+        """The engines a reduction runs: the one at fault (all of them for a suspect reference)."""
+        if result.engine == "reference":
+            return [e for e in self.engines if not e.is_reference]
+        return [e for e in self.engines if e.name == result.engine]
+
+    def reduce(self, case: Case, sig: Signature, result: Result, record: dict) -> dict | None:
+        path = self.directory / f"{sig.key}.reduced.yaml"
+        outcome = reduce_finding(case, sig.key, self.engines_for(result), self.engines,
+                                 self.config.reduce_seconds)
+        save_case(outcome.case, path, {**record, **outcome.record(f"{sig.key}.yaml", self.versions())})
+        return {"kind": "reduced", "key": sig.key,
+                "file": str(path.relative_to(self.directory.parent)),
+                "rows": outcome.rows, "attempts": outcome.reduction.attempts,
+                "seconds": round(outcome.seconds, 2), "confirmed": outcome.confirmed}
+
+    # -- metamorphic ----------------------------------------------------------------
+
+    def make_metamorphic(self, index: int, seed: str, case: Case, engine: Engine, outcome) -> Iterator[dict]:
+        sig = Signature(engine.name, f"metamorphic-{outcome.relation}", (outcome.relation,))
+        path = self.directory / f"{sig.key}.yaml"
+        line = {"kind": "finding", "key": sig.key, "signature": sig.text, "engine": engine.name,
+                "verdict": sig.verdict, "classification": "metamorphic", "case": index, "seed": seed,
+                "file": str(path.relative_to(self.directory.parent)), "detail": outcome.detail[:500]}
+        if sig.key not in self.known:
+            self.known.add(sig.key)
+            left = outcome.check.left if hasattr(outcome, "check") else case
+            record = {
+                "signature": sig.text, "key": sig.key, "engine": engine.name,
+                "verdict": sig.verdict, "classification": "metamorphic",
+                "detail": outcome.detail,
+                "relation": outcome.relation,
+                "sql": {"left": getattr(outcome, "left_sql", None), "right": getattr(outcome, "right_sql", None)},
+                "seeds": {"campaign": self.config.seed, "case": seed},
+                "engines": {engine.name: {"version": engine.version()}},
+            }
+            save_case(replace(left, id=f"findings/{sig.key}"), path, record)
+        yield line
+
+
+def findings_of(results: list[Result]) -> list[Result]:
+    """The results that are findings; a suspect reference is one finding, not one per engine."""
+    suspect = [r for r in results if r.verdict is Verdict.SUSPECT_REFERENCE]
+    out = [r for r in results if r.verdict in FINDING_VERDICTS and r.verdict is not Verdict.SUSPECT_REFERENCE]
+    if suspect:
+        out.append(Result(suspect[0].case, "reference", Verdict.SUSPECT_REFERENCE, suspect[0].detail))
+    return out
+
+
+@dataclass
+class ReducedFinding:
+    case: Case
+    reduction: object  # harness.campaign.reduce.Reduction
+    confirmation: list[Result]
+    confirmed: bool
+    seconds: float
+
+    @property
+    def rows(self) -> int:
+        return sum(t.num_rows for t in self.case.tables.values())
+
+    def record(self, reduced_from: str, versions: dict[str, str]) -> dict:
+        return {
+            "reduced_from": reduced_from,
+            "reduction": {"attempts": self.reduction.attempts, "seconds": round(self.seconds, 2),
+                          "confirmed": self.confirmed},
+            "engines": engine_records(self.confirmation, versions),
+        }
+
+
+def reduce_finding(case: Case, key: str, at_fault: Sequence[Engine], everyone: Sequence[Engine],
+                   seconds: float) -> ReducedFinding:
+    """Shrink `case` while some engine in `at_fault` still gives a finding signed `key`;
+    then confirm with one plain (unbatched) run on every engine."""
+    from harness.campaign.reduce import shrink
+
+    def holds(candidate: Case) -> bool:
+        return any(finding_signature(candidate, r).key == key
+                   for r in findings_of(run_case(candidate, list(at_fault))))
+
+    t0 = time.monotonic()
+    reduction = shrink(case, holds, deadline=t0 + seconds)
+    reduced = replace(reduction.case, id=f"{case.id}.reduced",
+                      description=case.description.removesuffix(" (reduced)") + " (reduced)")
+    confirmation = run_case(reduced, list(everyone))
+    confirmed = any(finding_signature(reduced, r).key == key for r in findings_of(confirmation))
+    return ReducedFinding(reduced, reduction, confirmation, confirmed, time.monotonic() - t0)

@@ -1,0 +1,134 @@
+"""What makes two findings "the same bug": their signature.
+
+A campaign meets one engine bug many times; it keeps the first case and
+counts the rest. The signature (DESIGN.md, "Findings") is made of the
+engine, the verdict class, and the features of the window expression that
+went wrong: its function, frame mode and bound kinds, exclusion, the data
+types of its argument and ORDER BY keys, and for an error the error text
+with numbers, names and quoted values taken out. When the comparator names
+the column that differed, only that expression counts; otherwise (a row
+count, an order, an error) every window expression of the query does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from harness.cases import Case
+from harness.coverage import expr_type
+from harness.model import (
+    BoundKind,
+    FuncCall,
+    NullTreatment,
+    Select,
+    SelectItem,
+    TableSchema,
+    WindowExpr,
+    WindowSpec,
+    resolve_window,
+    walk,
+    window_exprs,
+)
+from harness.types import canonical_type_name
+
+_COLUMN = re.compile(r"column (\S+?):")
+_BOUND = {
+    BoundKind.UNBOUNDED_PRECEDING: "unbounded-preceding",
+    BoundKind.PRECEDING: "preceding",
+    BoundKind.CURRENT_ROW: "current-row",
+    BoundKind.FOLLOWING: "following",
+    BoundKind.UNBOUNDED_FOLLOWING: "unbounded-following",
+}
+
+
+@dataclass(frozen=True)
+class Signature:
+    engine: str
+    verdict: str
+    features: tuple[str, ...]  # one entry per window expression that counts
+    error: str = ""
+
+    @property
+    def text(self) -> str:
+        parts = [self.engine, self.verdict, *self.features]
+        if self.error:
+            parts.append(f"error: {self.error}")
+        return " | ".join(parts)
+
+    @property
+    def key(self) -> str:
+        """A short stable name for files: engine, verdict and a hash of the rest."""
+        digest = hashlib.sha1(self.text.encode()).hexdigest()[:10]
+        return f"{_slug(self.engine)}-{self.verdict}-{digest}"
+
+
+def signature(case: Case, engine: str, verdict: str, detail: str) -> Signature:
+    exprs = _window_expressions(case)
+    column = _mismatched_column(detail, exprs)
+    chosen = [exprs[column]] if column is not None else list(exprs.values())
+    features = tuple(sorted({describe(e, s, case.schemas) for e, s in chosen})) or ("no window",)
+    error = normalise_error(detail) if verdict in ("error", "crash", "timeout") else ""
+    return Signature(engine, verdict, features, error)
+
+
+def describe(expr: WindowExpr, spec: WindowSpec, schemas: tuple[TableSchema, ...]) -> str:
+    """One window expression's features, e.g. `sum(double) ROWS preceding..current-row
+    excl=ties keys=[bigint]`."""
+    func = expr.func
+    args = ",".join(_type_of(a, schemas) for a in func.args) if isinstance(func, FuncCall) else ""
+    flags = [flag for flag, on in (
+        ("distinct", func.distinct),
+        ("filter", func.filter is not None),
+        ("ignore-nulls", func.null_treatment is NullTreatment.IGNORE),
+        ("from-last", func.from_last is True),
+    ) if on]
+    frame = spec.frame
+    if frame is None:
+        shape = "default-frame"
+    else:
+        shape = f"{frame.mode.value} {_BOUND[frame.start.kind]}..{_BOUND[frame.end.kind]}"
+        if frame.exclusion is not None:
+            shape += f" excl={frame.exclusion.value.lower().replace(' ', '-')}"
+    keys = ",".join(_type_of(k.expr, schemas) for k in spec.order_by)
+    parts = [f"{func.name}({args})", shape, f"keys=[{keys}]"]
+    if spec.partition_by:
+        parts.append("partitioned")
+    return " ".join(parts + flags)
+
+
+def normalise_error(message: str) -> str:
+    """An error message without what varies between occurrences of one bug."""
+    text = message.splitlines()[0] if message else ""
+    text = re.sub(r"'[^']*'|\"[^\"]*\"|`[^`]*`", "?", text)
+    text = re.sub(r"\b0x[0-9a-f]+\b|\b\d+(\.\d+)?\b", "N", text)
+    return re.sub(r"\s+", " ", text).strip()[:160]
+
+
+def _window_expressions(case: Case) -> dict[str, tuple[WindowExpr, WindowSpec]]:
+    """Window expressions by output name (the alias, else its position)."""
+    found: dict[str, tuple[WindowExpr, WindowSpec]] = {}
+    for node in walk(case.query):
+        if not isinstance(node, Select):
+            continue
+        named = {item.alias: item for item in node.items if isinstance(item, SelectItem)}
+        for expr in window_exprs(node):
+            spec = resolve_window(expr.window, node.windows)
+            alias = next((a for a, item in named.items() if item.expr is expr), None)
+            found[alias or f"#{len(found) + 1}"] = (expr, spec)
+    return found
+
+
+def _mismatched_column(detail: str, exprs: dict) -> str | None:
+    match = _COLUMN.search(detail)
+    return match.group(1) if match and match.group(1) in exprs else None
+
+
+def _type_of(expr: object, schemas: tuple[TableSchema, ...]) -> str:
+    t = expr_type(expr, schemas)  # type: ignore[arg-type]
+    return canonical_type_name(t).lower() if t is not None else "expr"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)

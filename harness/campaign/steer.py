@@ -1,0 +1,92 @@
+"""Steer generation towards the least-covered cells of the feature grid.
+
+The campaign keeps the grid's counts (`harness.coverage`: function x frame
+mode x bound kinds x exclusion, and RANGE key type x direction x NULLS
+placement), plus the shape of the data under each expression (ties among
+the ORDER BY keys, NULLs in them). For every window expression it
+generates, the generator draws a few candidates and asks `pick` which to
+keep: the one whose cells have been seen least. The choices are stored
+with each case (`picks`), so a case reproduces from its seed and picks
+without the campaign's history.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+import pyarrow as pa
+
+from harness.cases import Case
+from harness.coverage import expression_keys
+from harness.model import (
+    Column,
+    NamedWindow,
+    Select,
+    TableSchema,
+    WindowExpr,
+    resolve_window,
+    walk,
+    window_exprs,
+)
+
+CellKey = tuple[str, ...]
+
+
+class CoverageSteer:
+    """Counts of grid cells seen so far; `pick` prefers the rarest."""
+
+    def __init__(self) -> None:
+        self.cells: Counter[CellKey] = Counter()
+        self.shapes: Counter[str] = Counter()
+
+    def pick(self, candidates: Sequence[WindowExpr], windows: tuple[NamedWindow, ...],
+             schemas: tuple[TableSchema, ...]) -> int:
+        def rarity(i: int) -> tuple[int, int]:
+            expr = candidates[i]
+            try:
+                spec = resolve_window(expr.window, windows)
+            except Exception:  # noqa: BLE001 (an unresolvable candidate is never preferred)
+                return (1 << 30, i)
+            keys = expression_keys(expr, spec, schemas)
+            return (min((self.cells[k] for k in keys), default=1 << 20), i)
+
+        return min(range(len(candidates)), key=rarity)
+
+    def record(self, cells: Iterable[str], shapes: Iterable[str] = ()) -> None:
+        """Count one case's cells (as `cell_text` strings) and data shapes."""
+        self.cells.update(tuple(c.split("|")) for c in cells)
+        self.shapes.update(shapes)
+
+
+def case_cells(case: Case) -> list[str]:
+    """The grid cells a case covers, as stable strings (stored per case, so a
+    resumed campaign rebuilds its counts)."""
+    from harness.coverage import case_keys
+
+    return sorted("|".join(k) for k in case_keys(case))
+
+
+def data_shapes(case: Case) -> list[str]:
+    """Per window function: whether its ORDER BY keys had ties and NULLs in this
+    case's data, e.g. `rank:ties`, `rank:nulls` (or `rank:distinct`)."""
+    shapes: set[str] = set()
+    for node in walk(case.query):
+        if not isinstance(node, Select):
+            continue
+        for expr in window_exprs(node):
+            spec = resolve_window(expr.window, node.windows)
+            keys = [k.expr.name for k in spec.order_by if isinstance(k.expr, Column)]
+            table = _table_with(case.tables, keys)
+            if table is None or not keys:
+                continue
+            rows = list(zip(*(table.column(k).to_pylist() for k in keys), strict=True))
+            name = expr.func.name
+            shapes.add(f"{name}:ties" if len(set(map(repr, rows))) < len(rows) else f"{name}:distinct")
+            if any(v is None for row in rows for v in row):
+                shapes.add(f"{name}:nulls")
+    return sorted(shapes)
+
+
+def _table_with(tables: dict[str, pa.Table], columns: list[str]) -> pa.Table | None:
+    return next((t for t in tables.values() if all(c in t.column_names for c in columns)), None)
