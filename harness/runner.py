@@ -22,6 +22,7 @@ from harness.errors import (
     EngineError,
     EngineTimeout,
     EvaluationError,
+    InvalidQuery,
     ReferenceGap,
     Unsupported,
 )
@@ -144,7 +145,7 @@ def run_case(case: Case, engines: Sequence[Engine], clock: Counter | None = None
     rows (it is the oracle), and listed only when it is among `engines`."""
     prepared = _prepare(case)
     reference = _judge_reference(prepared)
-    results, judged = [], []
+    results, judged, implementations = [], [], {}
     for engine in engines:
         t0 = time.perf_counter()
         result = reference.named(engine.name) if engine.is_reference else _judge_engine(prepared, engine)
@@ -154,7 +155,8 @@ def run_case(case: Case, engines: Sequence[Engine], clock: Counter | None = None
         results.append(result)
         if not engine.is_reference:
             judged.append(result)
-    _flag_suspect_reference(prepared, reference, judged)
+            implementations[engine.name] = engine.implementation
+    _flag_suspect_reference(prepared, reference, judged, implementations)
     return results
 
 
@@ -204,6 +206,9 @@ def _judge_engine(p: _Prepared, engine: Engine) -> Result:
     try:
         result.sql = engine.render(p.plan.query)
         answer = engine.run(p.tables, result.sql)
+    except InvalidQuery as e:  # the writer could not spell the model: a harness bug
+        result.detail = f"the harness cannot render this query: {e}"
+        return result
     except Unsupported as e:
         result.verdict, result.detail = Verdict.UNSUPPORTED, e.feature
         return result
@@ -263,19 +268,24 @@ def _fill(result: Result, outcome: Outcome) -> None:
 _JUDGED = (Verdict.MATCH, Verdict.MISMATCH, Verdict.TYPE_MISMATCH)
 
 
-def _flag_suspect_reference(p: _Prepared, reference: Result, results: list[Result]) -> None:
+def _flag_suspect_reference(
+    p: _Prepared, reference: Result, results: list[Result], implementations: dict[str, str]
+) -> None:
     """The reference is the oracle, not the judge of last resort.
 
     With a case's hand-derived rows, a reference that fails them makes every
     engine verdict against it suspect. Without them, a reference that
-    disagrees with every engine that answered (two at least) is suspect.
+    disagrees with every engine that answered (two implementations at least)
+    is suspect.
     """
     engines = [r for r in results if r.verdict in _JUDGED]
     if p.case.expected is not None:
         if reference.verdict is Verdict.MATCH:
             return
         reason = "the reference fails this case's expected rows, so engines were not judged"
-    elif len(engines) >= 2 and all(r.verdict is Verdict.MISMATCH for r in engines):
+    elif len({implementations.get(r.engine, r.engine) for r in engines}) >= 2 and all(
+        r.verdict is Verdict.MISMATCH for r in engines
+    ):
         reason = "the reference disagrees with every engine that answered"
     else:
         return

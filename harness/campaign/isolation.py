@@ -60,6 +60,12 @@ class IsolatedEngine(Engine):
 
     # -- lifecycle --------------------------------------------------------------
 
+    @property
+    def implementation(self) -> str:
+        from harness.engines.registry import engine_class
+
+        return engine_class(self.name).shares_code_with or self.name
+
     def start(self) -> None:
         if self._process is not None and self._process.is_alive():
             return

@@ -27,6 +27,14 @@ class Engine(ABC):
     # expected rows instead of against itself.
     is_reference: bool = False
 
+    # Which code base answers, when it is not the engine's name: engines (or
+    # configurations) that share one count once when engines outvote the reference.
+    shares_code_with: str | None = None
+
+    @property
+    def implementation(self) -> str:
+        return self.shares_code_with or self.name
+
     def start(self) -> None:  # noqa: B027 (an optional hook, empty by default)
         """Start the engine now; otherwise it starts lazily on first use.
 

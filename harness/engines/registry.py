@@ -28,8 +28,16 @@ def engine_names() -> list[str]:
 
 
 def engine_class(name: str) -> type[Engine]:
-    """The adapter class registered under `name` (imports its module, starts nothing)."""
+    """The adapter class registered under `name` (imports its module, starts nothing).
+
+    The deliberately faulty engines of `harness.engines.faulty` are found by
+    name too, but are not registered: no listing and no default run has them.
+    """
     if name not in ENGINES:
+        from harness.engines.faulty import FAULTY
+
+        if name in FAULTY:
+            return FAULTY[name]
         known = ", ".join(ENGINES)
         raise InvalidInput(f"unknown engine {name!r} (known: {known})", "engine")
     module, _, attr = ENGINES[name].partition(":")
