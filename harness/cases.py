@@ -10,7 +10,7 @@ import datetime as dt
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import Context, Decimal, InvalidOperation, localcontext
 from pathlib import Path
 
 import pyarrow as pa
@@ -226,9 +226,12 @@ def _to_decimal(value: object, t: SqlType) -> Decimal:
         raise TypeError(value)
     d = Decimal(str(value))
     quantum = Decimal(1).scaleb(-(t.scale or 0))
-    if d != d.quantize(quantum) or len(d.quantize(quantum).as_tuple().digits) > t.precision:
+    # The default context keeps 28 digits; DECIMAL(38, s) needs 38 and more.
+    with localcontext(Context(prec=80)):
+        q = d.quantize(quantum)
+    if d != q or len(q.as_tuple().digits) > t.precision:
         raise ValueError(value)
-    return d.quantize(quantum)
+    return q
 
 
 def _to_string(value: object, t: SqlType) -> str:
