@@ -47,9 +47,13 @@ def _parser() -> argparse.ArgumentParser:
     run.set_defaults(command=_cmd_run)
     _cases_parser(sub)
     from harness.campaign.commands import add_fuzz_parser, add_reduce_parser
+    from harness.campaign.export import add_export_parser
+    from harness.campaign.replay import add_replay_parser
 
     add_fuzz_parser(sub, _engines_option, _format_option)
     add_reduce_parser(sub)
+    add_replay_parser(sub)
+    add_export_parser(sub)
     engines = sub.add_parser("engines", help="list the registered engines and their versions")
     engines.set_defaults(command=_cmd_engines)
     return parser

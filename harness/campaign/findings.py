@@ -63,6 +63,7 @@ class FindingMaker:
         self.engines = engines
         self.directory = directory
         self.known = known
+        self.found = 0  # new signatures on engines (not on the harness) in this run
 
     def versions(self) -> dict[str, str]:
         from harness.engines.registry import get_engine
@@ -84,6 +85,7 @@ class FindingMaker:
             yield line
             return
         self.known.add(sig.key)
+        self.found += 1
         record = self.record(sig, classification, result, results, seed, generated)
         save_case(replace(case, id=f"findings/{sig.key}", tags=(*case.tags, "finding")), path, record)
         yield line
@@ -191,7 +193,10 @@ def reduce_finding(case: Case, key: str, at_fault: Sequence[Engine], everyone: S
                    for r in findings_of(run_case(candidate, list(at_fault))))
 
     t0 = time.monotonic()
-    reduction = shrink(case, holds, deadline=t0 + seconds)
+    # Shrunk rows no longer fit a hand-written case's `expected`: with a finding
+    # record the reference is the oracle (and `expected` is dropped).
+    start = case if case.finding is not None else replace(case, finding={})
+    reduction = shrink(start, holds, deadline=t0 + seconds)
     reduced = replace(reduction.case, id=f"{case.id}.reduced",
                       description=case.description.removesuffix(" (reduced)") + " (reduced)")
     confirmation = run_case(reduced, list(everyone))
