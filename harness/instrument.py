@@ -84,8 +84,13 @@ def with_rowid(tables: Mapping[str, pa.Table]) -> dict[str, pa.Table]:
     }
 
 
-def instrument(query: Query, schemas: tuple[TableSchema, ...]) -> Plan:
-    """Add the hidden columns described above, where the query's shape allows."""
+def instrument(query: Query, schemas: tuple[TableSchema, ...], unordered_witness: bool = False) -> Plan:
+    """Add the hidden columns described above, where the query's shape allows.
+
+    `unordered_witness`: also reveal the row order of windows without ORDER BY
+    (every row of a partition is a peer there) with an unordered row_number,
+    for engines that accept one.
+    """
     if not isinstance(query, Select):
         return Plan(query, visible=-1, order_keys=None if _has_order(query) else ())
     query = _expand_star(query, {s.name: s for s in schemas})
@@ -95,7 +100,7 @@ def instrument(query: Query, schemas: tuple[TableSchema, ...]) -> Plan:
     if _is_row_level(query):
         rowid = len(items)
         items.append(SelectItem(Column(ROWID), ROWID))
-        witness = _add_witnesses(query, items)
+        witness = _add_witnesses(query, items, unordered_witness)
     order_keys = _order_keys(query, items, allow_hidden=_is_row_level(query))
     instrumented = replace(query, items=tuple(items))
     return Plan(
@@ -156,6 +161,11 @@ def _window_key(spec: WindowSpec) -> WindowKey:
     return (spec.partition_by, spec.order_by)
 
 
+def has_unordered_sensitive_window(query: Query) -> bool:
+    """Whether an order-sensitive expression runs over a window without ORDER BY."""
+    return isinstance(query, Select) and any(not s.order_by for s in _sensitive_windows(query))
+
+
 def _sensitive_windows(query: Select) -> list[WindowSpec]:
     """The distinct windows (by PARTITION BY and ORDER BY) of order-sensitive expressions."""
     specs: dict[WindowKey, WindowSpec] = {}
@@ -167,11 +177,13 @@ def _sensitive_windows(query: Select) -> list[WindowSpec]:
     return list(specs.values())
 
 
-def _add_witnesses(query: Select, items: list[SelectItem]) -> list[tuple[WindowKey, int]]:
-    # Without ORDER BY every row of a partition is a peer, and some engines
-    # reject an unordered row_number: those windows are left to the search.
+def _add_witnesses(
+    query: Select, items: list[SelectItem], unordered: bool
+) -> list[tuple[WindowKey, int]]:
+    # Without ORDER BY every row of a partition is a peer; some engines reject
+    # an unordered row_number, and for them those windows are left to the search.
     witness = []
-    ordered = [spec for spec in _sensitive_windows(query) if spec.order_by]
+    ordered = [spec for spec in _sensitive_windows(query) if spec.order_by or unordered]
     for i, spec in enumerate(ordered):
         rn_spec = WindowSpec(partition_by=spec.partition_by, order_by=spec.order_by)
         witness.append((_window_key(spec), len(items)))

@@ -26,7 +26,7 @@ from harness.errors import (
     ReferenceGap,
     Unsupported,
 )
-from harness.instrument import Plan, instrument, with_rowid
+from harness.instrument import Plan, has_unordered_sensitive_window, instrument, with_rowid
 from harness.oracle import Oracle
 from harness.semantics import STANDARD, SemanticsProfile
 
@@ -145,10 +145,18 @@ def run_case(case: Case, engines: Sequence[Engine], clock: Counter | None = None
     rows (it is the oracle), and listed only when it is among `engines`."""
     prepared = _prepare(case)
     reference = _judge_reference(prepared)
+    # Engines that accept an unordered row_number get a witness for windows
+    # without ORDER BY too (a second instrumented query, judged on its own).
+    witnessed = (_prepare(case, unordered_witness=True)
+                 if has_unordered_sensitive_window(case.query) else prepared)
     results, judged, implementations = [], [], {}
     for engine in engines:
         t0 = time.perf_counter()
-        result = reference.named(engine.name) if engine.is_reference else _judge_engine(prepared, engine)
+        if engine.is_reference:
+            result = reference.named(engine.name)
+        else:
+            accepts = "row_number" not in engine.dialect.needs_order_by
+            result = _judge_engine(witnessed if accepts else prepared, engine)
         result.seconds = time.perf_counter() - t0 + (prepared.seconds if engine.is_reference else 0)
         if clock is not None:
             clock[engine.name] += result.seconds
@@ -160,8 +168,8 @@ def run_case(case: Case, engines: Sequence[Engine], clock: Counter | None = None
     return results
 
 
-def _prepare(case: Case) -> _Prepared:
-    plan = instrument(case.query, case.schemas)
+def _prepare(case: Case, unordered_witness: bool = False) -> _Prepared:
+    plan = instrument(case.query, case.schemas, unordered_witness)
     tables = with_rowid(case.tables) if plan.rowid_column is not None else dict(case.tables)
     prepared = _Prepared(case, plan, tables, profile_named(case.profile))
     prepared.under(prepared.profile)

@@ -50,6 +50,8 @@ class CampaignConfig:
     isolate: bool = True  # engines in worker processes (crash and hang isolation)
     steer: bool = True
     metamorphic_share: float = 0.1  # cases that also get a metamorphic check per engine
+    data: str = "default"  # the data preset: "default" or "tie-heavy" (small domains, many ties)
+    stop_at_first_finding: bool = False  # stop once an engine shows a new signature
     engine_options: dict = field(default_factory=dict)
 
     def as_json(self) -> dict:
@@ -98,6 +100,8 @@ class Shard:
                 engine.start()
             for index in self.indices(deadline):
                 self.run_case(index, emit)
+                if self.config.stop_at_first_finding and self.maker.found:
+                    break
         finally:
             for engine in self.engines:
                 engine.close()
@@ -119,11 +123,11 @@ class Shard:
             emit(harness_error_line(index, seed, e))
 
     def _run_case(self, index: int, emit: Emit) -> None:
-        from harness.generate import generate_case
+        from harness.generate.cases import generate_case
 
         seed = case_seed(self.config.seed, index)
         t0 = time.perf_counter()
-        generated = generate_case(seed, steer=self.steer)
+        generated = generate_case(seed, steer=self.steer, data=self.config.data)
         case = generated.case
         generation = time.perf_counter() - t0
         results = run_case(case, self.engines)
