@@ -10,9 +10,11 @@ ignored, as the standard says.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 
 from harness.dialects.base import NULLS_ALWAYS_LAST, Dialect, Feature, IgnoreNullsPlacement
 from harness.semantics import AvgType, IntegerDivision, Overflow, SemanticsProfile
+from harness.types import SqlType
 
 UNSUPPORTED = frozenset({
     Feature.NTH_VALUE_FROM_LAST,  # `nth_value(v, 2) FROM LAST OVER (...)`: parser error
@@ -34,6 +36,12 @@ EXTRA_KEYWORDS = frozenset({
 
 @dataclass(frozen=True, eq=False)
 class DuckDBDialect(Dialect):
+    def decimal_literal(self, value: Decimal, t: SqlType) -> str:
+        # A literal with more than 18 digits after the point is read as a
+        # DOUBLE, so CAST(0.79...(38 digits) AS DECIMAL(38,38)) goes through a
+        # double (measured on 2.0: "Could not cast 1.0"). A string is exact.
+        return f"CAST('{format(value, 'f')}' AS {self.type_name(t)})"
+
     def needs_quotes(self, name: str) -> bool:
         return super().needs_quotes(name) or name in EXTRA_KEYWORDS
 

@@ -1,0 +1,192 @@
+"""Calls of window functions and aggregates, typed against the scope.
+
+Every function of `harness.functions` that can take OVER has an argument
+builder in `ARGUMENTS` (checked when this module is imported). A builder
+returns None when the scope has no column of a type the function takes
+(`string_agg` without a string column); the function is then drawn again.
+Types decide what fits: sum/avg/stddev/var take numbers, bool_and/bool_or a
+boolean column or a predicate, string_agg a string, the others any column
+that compares.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from harness import types as T
+from harness.errors import HarnessError
+from harness.functions import FUNCTIONS, FunctionKind, FunctionSpec
+from harness.generate.context import (
+    Context,
+    column_of,
+    integer,
+    random_literal,
+    random_predicate,
+)
+from harness.generate.draws import chance, weighted
+from harness.generate.swarm import Swarm
+from harness.model import Expr, FuncCall, Literal, NullsOrder, NullTreatment, SortKey, Star
+from harness.types import TypeKind
+
+WINDOW_FUNCTIONS: tuple[FunctionSpec, ...] = tuple(
+    s for s in FUNCTIONS.values() if s.kind is not FunctionKind.SCALAR
+)
+# Function families the swarm switches off as a whole; the others are always on.
+FAMILIES: dict[Swarm, frozenset[str]] = {
+    Swarm.STATISTICS: frozenset({"stddev_samp", "stddev_pop", "var_samp", "var_pop"}),
+    Swarm.BOOLEAN_AGGREGATES: frozenset({"bool_and", "bool_or"}),
+    Swarm.COLLECTING: frozenset({"array_agg", "string_agg"}),
+}
+
+
+def available_functions(on: frozenset[Swarm]) -> tuple[FunctionSpec, ...]:
+    """The window functions and aggregates whose family the swarm left on."""
+    off = {name for flag, names in FAMILIES.items() if flag not in on for name in names}
+    return tuple(s for s in WINDOW_FUNCTIONS if s.name not in off)
+
+
+ArgumentBuilder = Callable[[Context], "tuple[Expr, ...] | None"]
+
+
+def random_call(ctx: Context) -> FuncCall:
+    """A call of any window function or aggregate, with arguments of fitting
+    types and, sometimes, the clauses it takes. Simpler means an earlier
+    function of the table (row_number first) without clauses."""
+    functions = available_functions(ctx.on)
+    while True:
+        spec = ctx.rng.choice(functions)
+        args = ARGUMENTS[spec.name](ctx)
+        if args is not None:
+            return FuncCall(spec.name, args, **_clauses(ctx, spec, args))
+
+
+def _clauses(ctx: Context, spec: FunctionSpec, args: tuple[Expr, ...]) -> dict[str, object]:
+    out: dict[str, object] = {}
+    if spec.ignore_nulls and ctx.flag(Swarm.NULL_TREATMENT, 0.5):
+        out["null_treatment"] = ctx.rng.choice((NullTreatment.IGNORE, NullTreatment.RESPECT))
+    if spec.from_last and ctx.flag(Swarm.FROM_LAST, 0.5):
+        out["from_last"] = chance(ctx.rng, 0.5)
+    if spec.kind is not FunctionKind.AGGREGATE:
+        return out
+    distinct = args != (Star(),) and ctx.flag(Swarm.DISTINCT, 0.25)
+    if spec.ordered_aggregate and ctx.flag(Swarm.ORDERED_AGGREGATE, 0.5):
+        out["order_by"] = _aggregate_order(ctx, args, distinct)
+    elif spec.ordered_aggregate and distinct:
+        # The distinct elements' order is then up to the engine (hash order,
+        # say): always order them, or drop DISTINCT when aggregate ORDER BY is off.
+        if Swarm.ORDERED_AGGREGATE in ctx.on:
+            out["order_by"] = _aggregate_order(ctx, args, distinct)
+        else:
+            distinct = False
+    if distinct:
+        out["distinct"] = True
+    if ctx.flag(Swarm.FILTER, 0.25):
+        out["filter"] = random_predicate(ctx)
+    return out
+
+
+def _aggregate_order(ctx: Context, args: tuple[Expr, ...], distinct: bool) -> tuple[SortKey, ...]:
+    """1-2 keys, then the row key: the comparator searches orders of a window's
+    peers, not of elements tied on the aggregate's own ORDER BY, so such ties
+    could only give false mismatches. With DISTINCT only the argument itself
+    (the standard's rule; the elements are distinct, so never tied)."""
+    exprs: list[Expr] = [args[0]]
+    if not distinct:
+        exprs = []
+        for _ in range(ctx.rng.choice((1, 1, 2))):
+            column = column_of(ctx)
+            if column is not None and column.expr not in exprs:
+                exprs.append(column.expr)
+    keys = tuple(SortKey(e, chance(ctx.rng, 0.5), ctx.rng.choice((NullsOrder.LAST, NullsOrder.FIRST)))
+                 for e in exprs)
+    if distinct:
+        return keys
+    present = {k.expr for k in keys}
+    return keys + tuple(SortKey(e, False, NullsOrder.LAST) for e in ctx.scope.row_key if e not in present)
+
+
+# -- arguments, by function -------------------------------------------------------------
+
+
+def _no_args(ctx: Context) -> tuple[Expr, ...]:
+    return ()
+
+
+def _one_column(ctx: Context) -> tuple[Expr, ...] | None:
+    column = column_of(ctx)
+    return None if column is None else (column.expr,)
+
+
+def _numeric_column(ctx: Context) -> tuple[Expr, ...] | None:
+    column = column_of(ctx, lambda t: t.is_numeric)
+    return None if column is None else (column.expr,)
+
+
+def small_count(ctx: Context, low: int) -> Literal:
+    """A count argument (ntile's buckets, an offset, nth_value's n): mostly small,
+    sometimes larger than any partition. Simpler means `low`."""
+    n = weighted(ctx.rng, ((0, 3), (1, 3), (2, 2), (3, 1), (5, 1), (50, 1)))
+    return integer(low + n)
+
+
+def _ntile_args(ctx: Context) -> tuple[Expr, ...]:
+    return (small_count(ctx, 1),)
+
+
+def _offset_args(ctx: Context) -> tuple[Expr, ...] | None:
+    """lag/lead: a column, maybe an offset (0 or more), maybe a default of its type."""
+    column = column_of(ctx)
+    if column is None:
+        return None
+    arity = ctx.rng.choice((1, 2, 3))
+    args: list[Expr] = [column.expr]
+    if arity >= 2:
+        args.append(small_count(ctx, 0))
+    if arity == 3:
+        args.append(random_literal(ctx, column.type, null_chance=0.2))
+    return tuple(args)
+
+
+def _nth_value_args(ctx: Context) -> tuple[Expr, ...] | None:
+    column = column_of(ctx)
+    return None if column is None else (column.expr, small_count(ctx, 1))
+
+
+def _count_args(ctx: Context) -> tuple[Expr, ...] | None:
+    return (Star(),) if chance(ctx.rng, 0.3) else _one_column(ctx)
+
+
+def _boolean_args(ctx: Context) -> tuple[Expr, ...]:
+    column = column_of(ctx, lambda t: t.kind is TypeKind.BOOL)
+    if column is not None and chance(ctx.rng, 0.5):
+        return (column.expr,)
+    return (random_predicate(ctx),)
+
+
+def _string_agg_args(ctx: Context) -> tuple[Expr, ...] | None:
+    column = column_of(ctx, lambda t: t.kind is TypeKind.STRING)
+    separator = Literal(ctx.rng.choice((",", "", " | ")), T.STRING)
+    return None if column is None else (column.expr, separator)
+
+
+ARGUMENTS: dict[str, ArgumentBuilder] = {
+    **{name: _no_args for name in ("row_number", "rank", "dense_rank", "percent_rank", "cume_dist")},
+    "ntile": _ntile_args,
+    "lag": _offset_args,
+    "lead": _offset_args,
+    "first_value": _one_column,
+    "last_value": _one_column,
+    "nth_value": _nth_value_args,
+    "count": _count_args,
+    **{name: _numeric_column for name in ("sum", "avg", "stddev_samp", "stddev_pop", "var_samp", "var_pop")},
+    "min": _one_column,
+    "max": _one_column,
+    "bool_and": _boolean_args,
+    "bool_or": _boolean_args,
+    "string_agg": _string_agg_args,
+    "array_agg": _one_column,
+}
+
+_MISSING = {s.name for s in WINDOW_FUNCTIONS} - set(ARGUMENTS)
+if _MISSING:
+    raise HarnessError(f"no argument builder in {__name__}.ARGUMENTS for {sorted(_MISSING)}")

@@ -1,0 +1,184 @@
+"""Whole generated cases: tables and a window query, from one seed string.
+
+    generate_case("1234/17")                  # campaign seed 1234, case 17
+    generate_case("1234/17", steer=my_steer)  # steered to least-covered cells
+    generate_case(g.seed, picks=g.picks)      # replays a steered case exactly
+
+A seed is any string; the campaign uses "<campaign seed>/<case index>". Four
+streams are derived from it, `Random(f"{seed}/schema")`, `/knobs`, `/data`
+and `/query`, so the tables never depend on the query, and nothing depends
+on an engine: every engine is given the same case, and one that cannot
+render it is judged `unsupported`.
+
+Outside pytest, draw a case from a seed with `generate_case(seed)`. Inside
+property tests, two Hypothesis strategies: `generated_cases()` draws a seed
+string (replayable by the seed the failure prints, but it does not shrink
+the case), `drawn_cases()` drives every generator through Hypothesis draws
+(`harness.generate.draws`), so a failing case shrinks towards a simpler one
+(every generator's docstring says what simpler means; the swarm shrinks
+towards every construct on, each construct towards not being used).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from random import Random
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from harness.cases import Case
+from harness.errors import InvalidInput
+from harness.generate.data import (
+    HYPOTHESIS_MAX_ROWS,
+    DataKnobs,
+    random_knobs,
+    random_table,
+    tie_heavy_knobs,
+)
+from harness.generate.draws import Draws, as_strategy
+from harness.generate.queries import GeneratedQuery, random_query
+from harness.generate.schemas import ID, random_schema
+from harness.generate.swarm import Swarm
+from harness.generate.windows import Chooser, Steer
+from harness.model import Column, Query, TableSchema, walk
+from harness.sql.writer import write
+
+if TYPE_CHECKING:  # Hypothesis is imported only when a strategy is asked for
+    from hypothesis.strategies import SearchStrategy
+
+TABLE, JOINED = "t", "u"
+# A join stays small even on a small-domain key: the joined table has at most
+# JOINED_MAX_ROWS rows, and t at most JOIN_MAX_ROWS when it is joined.
+JOINED_MAX_ROWS = 8
+JOIN_MAX_ROWS = 300
+# Data presets: how each table's knobs are drawn.
+DATA_PRESETS: dict[str, Callable[[Draws], DataKnobs]] = {
+    "default": random_knobs,
+    "tie-heavy": tie_heavy_knobs,
+}
+
+
+@dataclass(frozen=True, eq=False)
+class GeneratedCase:
+    """A case and how it was drawn: its seed, the data knobs of each table, the
+    swarm flags that were on, the candidate picked in each window slot, and
+    the shape of its FROM side."""
+
+    seed: str
+    case: Case
+    knobs: Mapping[str, DataKnobs]
+    swarm: frozenset[Swarm]
+    picks: tuple[int, ...]
+    shape: str
+
+
+@dataclass(frozen=True)
+class Streams:
+    """The four random streams a case is drawn from."""
+
+    schema: Draws
+    knobs: Draws
+    data: Draws
+    query: Draws
+
+    @classmethod
+    def from_seed(cls, seed: str) -> Streams:
+        return cls(*(Random(f"{seed}/{part}") for part in ("schema", "knobs", "data", "query")))
+
+
+def generate_case(seed: str, steer: Steer | None = None, picks: Sequence[int] | None = None,
+                  data: str = "default") -> GeneratedCase:
+    """The case for `seed` (see the module doc). `picks` replays the choices
+    of an earlier (steered) run; past its end, `steer` chooses, else the
+    first candidate. `data` names the preset of DATA_PRESETS the knobs are
+    drawn by. An out-of-range pick or an unknown preset raises InvalidInput."""
+    seed = str(seed)
+    return draw_case(seed, Streams.from_seed(seed), steer, picks, data)
+
+
+def draw_case(seed: str, streams: Streams, steer: Steer | None = None,
+              picks: Sequence[int] | None = None, data: str = "default",
+              max_rows: int | None = None) -> GeneratedCase:
+    """A case drawn from explicit streams (`seed` only names it); `max_rows`
+    caps the tables (Hypothesis draws every cell)."""
+    if data not in DATA_PRESETS:
+        raise InvalidInput(f"unknown data preset {data!r} (known: {', '.join(DATA_PRESETS)})", "data")
+    schemas = (random_schema(streams.schema, TABLE), random_schema(streams.schema, JOINED))
+    knobs = {name: DATA_PRESETS[data](streams.knobs) for name in (TABLE, JOINED)}
+    if max_rows is not None:
+        knobs = {name: _at_most(k, max_rows) for name, k in knobs.items()}
+    chooser = Chooser(steer, tuple(picks or ()))
+    generated = random_query(streams.query, schemas, knobs[TABLE], chooser)
+    if JOINED in generated.tables:
+        knobs = {TABLE: _at_most(knobs[TABLE], JOIN_MAX_ROWS), JOINED: _at_most(knobs[JOINED], JOINED_MAX_ROWS)}
+    read = tuple(s for s in schemas if s.name in generated.tables)
+    tables = {s.name: random_table(streams.data, s, knobs[s.name]) for s in read}
+    used = tuple(_referenced_columns(s, generated.query) for s in read)
+    tables = {s.name: tables[s.name].select([c.name for c in s.columns]) for s in used}
+    case = _case(seed, data, generated, used, tables)
+    return GeneratedCase(seed, case, {s.name: knobs[s.name] for s in used}, generated.swarm,
+                         tuple(chooser.made), generated.shape.value)
+
+
+def _case(seed: str, data: str, generated: GeneratedQuery, schemas: tuple[TableSchema, ...],
+          tables: dict[str, pa.Table]) -> Case:
+    off = sorted(s.value for s in set(Swarm) - generated.swarm)
+    return Case(
+        id=f"generated/{seed}",
+        description=f"generated from seed {seed!r} ({data} data): {generated.shape.value}; "
+                    f"swarm off: {', '.join(off) or 'nothing'}",
+        tags=("generated", generated.shape.value),
+        schemas=schemas,
+        tables=tables,
+        sql=write(generated.query),
+        query=generated.query,
+    )
+
+
+def _referenced_columns(schema: TableSchema, query: Query) -> TableSchema:
+    """The schema without the columns the query never names: a column of a type
+    an engine cannot load should not keep it from a query that does not read
+    it. (By name, whatever the qualifier: a spare column is harmless.)"""
+    names = {node.name for node in walk(query) if isinstance(node, Column)}
+    return TableSchema(schema.name, tuple(c for c in schema.columns if c.name == ID or c.name in names))
+
+
+def _at_most(knobs: DataKnobs, rows: int) -> DataKnobs:
+    return replace(knobs, rows=min(knobs.rows, rows))
+
+
+def generate_cases(campaign_seed: int | str, count: int, start: int = 0,
+                   steer: Steer | None = None) -> list[GeneratedCase]:
+    """Cases `start`..`start + count - 1` of a campaign seed."""
+    return [generate_case(f"{campaign_seed}/{i}", steer) for i in range(start, start + count)]
+
+
+# -- Hypothesis --------------------------------------------------------------------------
+
+
+def seeds() -> SearchStrategy[str]:
+    """Seed strings "<campaign>/<case>"; shrinks towards "0/0" (a different case,
+    not a simpler one)."""
+    from hypothesis import strategies as st
+
+    return st.builds("{}/{}".format, st.integers(0, 2**32 - 1), st.integers(0, 10**6))
+
+
+def generated_cases(steer: Steer | None = None) -> SearchStrategy[GeneratedCase]:
+    """`generate_case(seed)` for drawn seeds: replayable by the seed alone."""
+    return seeds().map(lambda seed: generate_case(seed, steer))
+
+
+def drawn_cases(data: str = "default") -> SearchStrategy[GeneratedCase]:
+    """Cases that Hypothesis draws through `HypothesisDraws` (one driver for
+    all four streams), so a failure shrinks to a simpler case (see each
+    generator's "simpler"). Replay by the case itself (its SQL and tables),
+    not by a seed."""
+    return as_strategy(_drawn_case, data)
+
+
+def _drawn_case(draws: Draws, data: str) -> GeneratedCase:
+    return draw_case("hypothesis", Streams(draws, draws, draws, draws), data=data,
+                     max_rows=HYPOTHESIS_MAX_ROWS)

@@ -1,0 +1,279 @@
+"""Windows and window expressions: the specs a query shares, and the slots
+that the steer fills.
+
+A query draws a pool of 1-3 window specs first (`random_window_pool`); some
+of them are named in a WINDOW clause, and a named one may be defined by
+refining an earlier one. Each window expression then calls a function over
+one spec of the pool: inline, `OVER w`, or refining `w` with an ORDER BY or
+a frame. Expressions share specs, as real queries do (and as engines
+optimise for).
+
+Steering: each expression slot draws CANDIDATES expressions, always all of
+them (so the draws of a slot do not depend on which one is kept), and a
+`Chooser` keeps one: the next of the given picks, else the steer's choice,
+else the first. The picks made are recorded, so a case is replayed from its
+seed and its picks alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+from harness.errors import InvalidInput
+from harness.functions import FUNCTIONS, is_order_sensitive
+from harness.generate.calls import random_call
+from harness.generate.context import Context, column_of, fresh_name, is_comparable
+from harness.generate.draws import chance
+from harness.generate.frames import random_frame
+from harness.generate.swarm import Swarm
+from harness.model import (
+    Expr,
+    Frame,
+    FrameMode,
+    FuncCall,
+    NamedWindow,
+    NullsOrder,
+    SortKey,
+    TableSchema,
+    WindowExpr,
+    WindowSpec,
+    resolve_window,
+)
+
+CANDIDATES = 4
+# The share of order-sensitive expressions given an ORDER BY the comparator
+# can judge (see `_judgeable`); the rest keep the rarer, degenerate forms.
+JUDGEABLE = 0.97
+_NULLS = (NullsOrder.LAST, NullsOrder.FIRST)
+
+
+class Steer(Protocol):
+    """Chooses one of a slot's candidate window expressions (by index).
+
+    `windows` are the named windows the candidates may refer to (resolve
+    them with `harness.model.resolve_window`); `schemas` describe the columns
+    they read, as `harness.coverage.expression_keys` wants them.
+    """
+
+    def pick(self, candidates: Sequence[WindowExpr], windows: tuple[NamedWindow, ...],
+             schemas: tuple[TableSchema, ...]) -> int: ...
+
+
+@dataclass
+class Chooser:
+    """Keeps one candidate per slot: the given picks first, then the steer, else 0."""
+
+    steer: Steer | None = None
+    picks: Sequence[int] = ()
+    made: list[int] = field(default_factory=list)
+
+    def choose(self, candidates: Sequence[WindowExpr], windows: tuple[NamedWindow, ...],
+               schemas: tuple[TableSchema, ...]) -> WindowExpr:
+        slot = len(self.made)
+        if slot < len(self.picks):
+            pick = self.picks[slot]
+        elif self.steer is not None:
+            pick = self.steer.pick(candidates, windows, schemas)
+        else:
+            pick = 0
+        if not isinstance(pick, int) or not 0 <= pick < len(candidates):
+            raise InvalidInput(f"pick {pick!r} for slot {slot} is not in 0..{len(candidates) - 1}", "picks")
+        self.made.append(pick)
+        return candidates[pick]
+
+
+# -- sort keys and specs --------------------------------------------------------------
+
+
+def random_sort_keys(ctx: Context, at_least: int = 0) -> tuple[SortKey, ...]:
+    """`at_least`-3 keys on distinct scope expressions (a row key among them
+    sometimes, which breaks every tie), each ASC or DESC, NULLS LAST/FIRST
+    written out unless `Swarm.DEFAULT_NULLS` leaves some to the engine.
+    Simpler means fewer keys, ASC NULLS LAST."""
+    rng = ctx.rng
+    count = max(at_least, rng.choice((0, 1, 1, 1, 2, 2, 3)))
+    keys: list[SortKey] = []
+    for _ in range(count):
+        column = column_of(ctx, is_comparable)
+        if column is None or any(k.expr == column.expr for k in keys):
+            continue
+        keys.append(random_sort_key(ctx, column.expr))
+    return tuple(keys)
+
+
+def random_sort_key(ctx: Context, expr: object) -> SortKey:
+    """ASC or DESC, and NULLS LAST/FIRST or (when the swarm allows) the default."""
+    descending = chance(ctx.rng, 0.5)
+    nulls: NullsOrder | None = ctx.rng.choice(_NULLS)
+    if ctx.flag(Swarm.DEFAULT_NULLS, 0.3):
+        nulls = None
+    return SortKey(expr, descending, nulls)  # type: ignore[arg-type]
+
+
+def random_window_spec(ctx: Context) -> WindowSpec:
+    """PARTITION BY 0-2 scope columns, ORDER BY 0-3 keys, the default frame or
+    an explicit one. Simpler means `OVER ()`."""
+    partition_by, order_by = _partition_by(ctx), _order_by(ctx)
+    return WindowSpec(partition_by=partition_by, order_by=order_by, frame=_maybe_frame(ctx, order_by))
+
+
+def _partition_by(ctx: Context) -> tuple:
+    if Swarm.PARTITION_BY not in ctx.on:
+        return ()
+    out: list = []
+    for _ in range(ctx.rng.choice((0, 0, 1, 1, 2))):
+        column = column_of(ctx, is_comparable)
+        if column is not None and column.expr not in out:
+            out.append(column.expr)
+    return tuple(out)
+
+
+def _order_by(ctx: Context) -> tuple[SortKey, ...]:
+    return random_sort_keys(ctx) if Swarm.WINDOW_ORDER_BY in ctx.on else ()
+
+
+def _maybe_frame(ctx: Context, order_by: tuple[SortKey, ...], p: float = 0.75) -> Frame | None:
+    return random_frame(ctx, order_by) if ctx.flag(Swarm.FRAMES, p) else None
+
+
+# -- the pool of specs ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WindowPool:
+    """The specs a query's expressions share: `resolved` (inline form) per
+    entry, its name when it is in the WINDOW clause, and that clause."""
+
+    resolved: tuple[WindowSpec, ...]
+    names: tuple[str | None, ...]
+    named: tuple[NamedWindow, ...]
+
+
+def random_window_pool(ctx: Context, taken: set[str]) -> WindowPool:
+    """1-3 specs; each named sometimes (when the swarm allows), a named one
+    refining an earlier named one sometimes. Simpler means one unnamed spec."""
+    resolved: list[WindowSpec] = []
+    names: list[str | None] = []
+    named: list[NamedWindow] = []
+    for i in range(ctx.rng.choice((1, 1, 2, 2, 3))):
+        spec = random_window_spec(ctx)
+        definition = spec
+        name = None
+        if ctx.flag(Swarm.NAMED_WINDOW, 0.5):
+            name = fresh_name(f"win{i + 1}", taken)
+            definition = _maybe_refine_named(ctx, spec, named)
+            named.append(NamedWindow(name, definition))
+            spec = resolve_window(definition, tuple(named))
+        resolved.append(spec)
+        names.append(name)
+    return WindowPool(tuple(resolved), tuple(names), tuple(named))
+
+
+def _maybe_refine_named(ctx: Context, spec: WindowSpec, named: list[NamedWindow]) -> WindowSpec:
+    """WINDOW w2 AS (w1 [ORDER BY ...] [frame]) over an earlier frameless window."""
+    bases = [w for w in named if w.spec.frame is None]
+    if not bases or not ctx.flag(Swarm.REFINEMENT, 0.4):
+        return spec
+    base = ctx.rng.choice(bases)
+    inherited = resolve_window(WindowSpec(base=base.name), tuple(named))
+    order_by = () if inherited.order_by else spec.order_by
+    frame = _maybe_frame(ctx, order_by or inherited.order_by)
+    return WindowSpec(base=base.name, order_by=order_by, frame=frame)
+
+
+def used_windows(exprs: Sequence[WindowExpr], pool: WindowPool) -> tuple[NamedWindow, ...]:
+    """The named windows that the chosen expressions use, directly or through another."""
+    by_name = {w.name: w for w in pool.named}
+    used: set[str] = set()
+    pending = [e.window.base for e in exprs if e.window.base is not None]
+    while pending:
+        name = pending.pop()
+        if name not in used:
+            used.add(name)
+            base = by_name[name].spec.base
+            if base is not None:
+                pending.append(base)
+    return tuple(w for w in pool.named if w.name in used)
+
+
+# -- expressions --------------------------------------------------------------------------
+
+
+def random_window_expr(ctx: Context, pool: WindowPool) -> WindowExpr:
+    """A function over one spec of the pool: by name, refining the name, or
+    inline. A function that ignores the frame loses an inherited frame unless
+    `Swarm.RANKING_FRAMES` keeps it; an order-sensitive one mostly gets an
+    ORDER BY that the comparator can judge (`_judgeable`). Simpler means the
+    first spec, inline."""
+    call = random_call(ctx)
+    i = ctx.rng.randint(0, len(pool.resolved) - 1)
+    # Functions that read the order (ranking, offsets, order-sensitive ones) are
+    # degenerate without one: prefer a spec that has an ORDER BY.
+    wants_order = not FUNCTIONS[call.name].uses_frame or is_order_sensitive(call, pool.resolved[i].frame, True)
+    if wants_order and not pool.resolved[i].order_by and chance(ctx.rng, JUDGEABLE):
+        i = next((j for j in _from(i, len(pool.resolved)) if pool.resolved[j].order_by), i)
+    window = _over(ctx, pool, i)
+    resolved = resolve_window(window, pool.named)
+    if resolved.frame is not None and not FUNCTIONS[call.name].uses_frame \
+            and not ctx.flag(Swarm.RANKING_FRAMES, 0.5):
+        window = resolved = replace(resolved, frame=None)
+    return WindowExpr(call, _judgeable(ctx, call, window, resolved))
+
+
+def _from(i: int, n: int) -> list[int]:
+    return [(i + k) % n for k in range(n)]
+
+
+def _judgeable(ctx: Context, call: FuncCall, window: WindowSpec, resolved: WindowSpec) -> WindowSpec:
+    """The window, or (mostly) an inline one whose ORDER BY lets the comparator
+    judge an order-sensitive function: an ORDER BY at all (without one, every
+    row is a peer and engines order peers differently per window), and where
+    the instrumenter reveals no peer order, the row key at its end (no ties
+    at all). Ties stay common where the witness order resolves them."""
+    if not is_order_sensitive(call, resolved.frame, bool(resolved.order_by)):
+        return window
+    order_by, frame = resolved.order_by, resolved.frame
+    if not order_by and chance(ctx.rng, JUDGEABLE):
+        order_by = random_sort_keys(ctx, at_least=1)
+    if order_by and not ctx.scope.witnessed and chance(ctx.rng, JUDGEABLE):
+        if _has_range_offset(frame) and not FUNCTIONS[call.name].uses_frame:
+            frame = None  # ignored by the function, and it allows one key only
+        if not _has_range_offset(frame):
+            order_by = total_order(order_by, ctx.scope.row_key)
+    if (order_by, frame) == (resolved.order_by, resolved.frame):
+        return window
+    return replace(resolved, order_by=order_by, frame=frame)
+
+
+def _has_range_offset(frame: Frame | None) -> bool:
+    return frame is not None and frame.mode is FrameMode.RANGE \
+        and any(b.offset is not None for b in (frame.start, frame.end))
+
+
+def total_order(keys: tuple[SortKey, ...], row_key: tuple[Expr, ...]) -> tuple[SortKey, ...]:
+    """`keys`, then the row key expressions they lack (which break every tie)."""
+    present = {k.expr for k in keys}
+    return keys + tuple(SortKey(e, False, NullsOrder.LAST) for e in row_key if e not in present)
+
+
+def _over(ctx: Context, pool: WindowPool, i: int) -> WindowSpec:
+    name, spec = pool.names[i], pool.resolved[i]
+    if name is None or not chance(ctx.rng, 0.8):
+        return spec
+    if spec.frame is None and ctx.flag(Swarm.REFINEMENT, 0.4):
+        order_by = () if spec.order_by else random_sort_keys(ctx, at_least=1)
+        frame = _maybe_frame(ctx, order_by or spec.order_by, p=0.8)
+        if order_by or frame is not None:
+            return WindowSpec(base=name, order_by=order_by, frame=frame)
+    return WindowSpec(base=name)
+
+
+def window_slots(ctx: Context, pool: WindowPool, count: int, chooser: Chooser) -> list[WindowExpr]:
+    """`count` window expressions, each chosen from CANDIDATES drawn for its slot."""
+    chosen = []
+    for _ in range(count):
+        candidates = [random_window_expr(ctx, pool) for _ in range(CANDIDATES)]
+        chosen.append(chooser.choose(candidates, pool.named, ctx.scope.schemas))
+    return chosen
