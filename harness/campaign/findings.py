@@ -63,7 +63,7 @@ class FindingMaker:
         self.engines = engines
         self.directory = directory
         self.known = known
-        self.found = 0  # new signatures on engines (not on the harness) in this run
+        self.found: set[str] = set()  # the classifications of this run's new signatures
 
     def versions(self) -> dict[str, str]:
         from harness.engines.registry import get_engine
@@ -85,7 +85,7 @@ class FindingMaker:
             yield line
             return
         self.known.add(sig.key)
-        self.found += 1
+        self.found.add(classification)
         record = self.record(sig, classification, result, results, seed, generated)
         save_case(replace(case, id=f"findings/{sig.key}", tags=(*case.tags, "finding")), path, record)
         yield line

@@ -51,7 +51,8 @@ class CampaignConfig:
     steer: bool = True
     metamorphic_share: float = 0.1  # cases that also get a metamorphic check per engine
     data: str = "default"  # the data preset: "default" or "tie-heavy" (small domains, many ties)
-    stop_at_first_finding: bool = False  # stop once an engine shows a new signature
+    # Stop once a new finding of this classification shows (e.g. "engine-vs-all-others").
+    stop_when: str | None = None
     engine_options: dict = field(default_factory=dict)
 
     def as_json(self) -> dict:
@@ -100,7 +101,7 @@ class Shard:
                 engine.start()
             for index in self.indices(deadline):
                 self.run_case(index, emit)
-                if self.config.stop_at_first_finding and self.maker.found:
+                if self.config.stop_when in self.maker.found:
                     break
         finally:
             for engine in self.engines:

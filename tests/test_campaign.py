@@ -1,0 +1,110 @@
+"""The fuzz loop end to end on real engines: output, resume, reproducibility, exit codes."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.campaign.loop import CampaignConfig, run_campaign
+from harness.campaign.store import CASES, FINDINGS
+from harness.cli import main
+
+ENGINES = "reference,duckdb,datafusion"
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(t) for t in path.read_text().splitlines() if t.strip()]
+
+
+def test_fuzz_prints_one_json_document_with_the_summary(tmp_path, capsys):
+    code = main(["fuzz", "--cases", "25", "--seed", "11", "--engines", ENGINES,
+                 "--out", str(tmp_path / "c"), "--format", "json", "--no-reduce"])
+    doc = json.loads(capsys.readouterr().out)
+    summary = doc["summary"]
+    assert summary["cases"] == 25
+    assert summary["cases_per_s"] > 0
+    assert summary["findings"] == len(doc["findings"])
+    assert code == (1 if doc["findings"] else 0)
+    for engine in ("reference", "duckdb", "datafusion"):
+        assert sum(summary["verdicts"][engine].values()) == 25
+    assert summary["coverage"]["grid_cells_covered"] > 0
+    assert len(_lines(tmp_path / "c" / CASES)) == 25
+
+
+def test_the_same_seed_gives_the_same_cases_and_verdicts(tmp_path):
+    def run(out: Path) -> list[tuple]:
+        run_campaign(CampaignConfig(seed=5, engines=("duckdb",), out=out, cases=20, reduce=False,
+                                    isolate=False, metamorphic_share=0))
+        return [(x["index"], x["seed"], x["picks"], x["verdicts"], x["cells"])
+                for x in _lines(out / CASES)]
+
+    assert run(tmp_path / "a") == run(tmp_path / "b")
+
+
+def test_resume_continues_after_a_kill_and_never_redoes_a_case(tmp_path):
+    out = tmp_path / "c"
+    config = CampaignConfig(seed=3, engines=("duckdb",), out=out, cases=10, reduce=False,
+                            isolate=False, metamorphic_share=0)
+    run_campaign(config)
+    # A kill -9 mid-write leaves a torn last line: it is dropped, the case rerun.
+    cases = out / CASES
+    cases.write_text(cases.read_text() + '{"index": 10, "verd')
+    result = run_campaign(CampaignConfig(**{**config.__dict__, "cases": 16, "resume": True}))
+    indices = [x["index"] for x in _lines_tolerant(cases)]
+    assert sorted(indices) == list(range(16))
+    assert result.summary["cases"] == 16 and result.summary["cases_this_run"] == 6
+
+
+def _lines_tolerant(path: Path) -> list[dict]:
+    out = []
+    for text in path.read_text().splitlines():
+        with contextlib.suppress(json.JSONDecodeError):
+            out.append(json.loads(text))
+    return out
+
+
+def test_an_existing_campaign_is_never_overwritten(tmp_path, capsys):
+    out = str(tmp_path / "c")
+    assert main(["fuzz", "--cases", "2", "--seed", "1", "--engines", "duckdb", "--out", out]) in (0, 1)
+    capsys.readouterr()
+    assert main(["fuzz", "--cases", "2", "--seed", "1", "--engines", "duckdb", "--out", out]) == 2
+    assert "pass --resume" in capsys.readouterr().err
+    assert main(["fuzz", "--cases", "4", "--seed", "2", "--engines", "duckdb", "--out", out,
+                 "--resume"]) == 2
+    assert "seed=1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, field", [
+    (["--engines", "duckdb,nosuch"], "engine"),
+    (["--jobs", "0"], "--jobs"),
+    (["--cases", "-1"], "--cases"),
+])
+def test_bad_options_exit_2_naming_the_option(tmp_path, capsys, argv, field):
+    assert main(["fuzz", "--out", str(tmp_path / "c"), *argv]) == 2
+    assert field in capsys.readouterr().err
+
+
+def test_findings_are_deduplicated_by_signature_and_saved_as_case_files(tmp_path):
+    """A planted bug met many times is one finding with a count, saved once."""
+    out = tmp_path / "c"
+    result = run_campaign(CampaignConfig(seed=2, engines=("duckdb~float-sum-6",), out=out, cases=60,
+                                         reduce=False, isolate=False, metamorphic_share=0))
+    occurrences = [x for x in _lines(out / FINDINGS) if x.get("event") != "reduced"]
+    assert occurrences, "the planted bug was not found"
+    keys = {x["key"] for x in occurrences}
+    assert len(keys) == len(result.findings) < len(occurrences) + 1
+    for finding in result.findings:
+        assert (out / finding["file"]).is_file()
+        assert finding["count"] == sum(1 for x in occurrences if x["key"] == finding["key"])
+
+
+def test_jobs_shard_the_indices_and_give_the_same_verdicts(tmp_path):
+    def verdicts(out: Path, jobs: int) -> dict:
+        run_campaign(CampaignConfig(seed=9, engines=("duckdb",), out=out, cases=12, jobs=jobs,
+                                    reduce=False, steer=False, metamorphic_share=0))
+        return {x["index"]: (x["seed"], x["verdicts"]) for x in _lines(out / CASES)}
+
+    assert verdicts(tmp_path / "one", 1) == verdicts(tmp_path / "two", 2)
