@@ -70,9 +70,11 @@ def test_faulty_control_peer_shuffling_engine_gives_no_finding(tmp_path):
     lines = [json.loads(t) for t in (out / CASES_FILE).read_text().splitlines()]
     differ = [(x["index"], x["verdicts"]) for x in lines
               if x["verdicts"].get(CONTROL) != x["verdicts"].get("duckdb")]
-    # Inconclusive is never a pass; where the shuffle makes the search give
-    # up, it must stay rare, or this test would prove little.
-    assert all(v[CONTROL] == "inconclusive" for _, v in differ), differ[:5]
+    # Where the verdicts differ, the shuffle may only have made the tie search
+    # give up (inconclusive: never a pass), or have passed where DuckDB's own
+    # input order did not (DuckDB's DECIMAL overflow depends on the order it
+    # adds values in). Both must stay rare, or this test would prove little.
+    assert all(v[CONTROL] in ("inconclusive", "match") for _, v in differ), differ[:5]
     assert len(differ) <= 0.01 * CONTROL_CASES, len(differ)
     verdicts = result.summary["verdicts"][CONTROL]
     assert verdicts.get("match", 0) >= 0.8 * CONTROL_CASES, verdicts
