@@ -51,6 +51,9 @@ class Feature(Enum):
     # A frame whose start comes after its end (ROWS BETWEEN 2 FOLLOWING AND 1
     # FOLLOWING): valid and empty by the standard, rejected by some engines.
     FRAME_START_AFTER_END = "frame.start-after-end"
+    # RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW with no ORDER BY: valid
+    # (every row of the partition is a peer), rejected by some engines.
+    RANGE_WITHOUT_ORDER_BY = "frame.range-without-order-by"
 
 
 ALL_FEATURES = frozenset(Feature)

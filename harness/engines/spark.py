@@ -189,10 +189,23 @@ def naive_utc(table: pa.Table) -> pa.Table:
     harness's timestamps are naive, and the session zone is UTC, so the wall
     clock values are the same."""
     for i, f in enumerate(table.schema):
-        if pa.types.is_timestamp(f.type) and f.type.tz in ("UTC", "Etc/UTC", "+00:00"):
-            naive = pa.field(f.name, pa.timestamp(f.type.unit), f.nullable, f.metadata)
-            table = table.set_column(i, naive, table.column(i).cast(naive.type))
+        naive_type = _naive(f.type)
+        if naive_type != f.type:
+            naive = pa.field(f.name, naive_type, f.nullable, f.metadata)
+            table = table.set_column(i, naive, table.column(i).cast(naive_type))
     return table
+
+
+def _naive(t: pa.DataType) -> pa.DataType:
+    """`t` with UTC timestamps made naive, inside lists too (array_agg of timestamps)."""
+    if pa.types.is_timestamp(t) and t.tz in ("UTC", "Etc/UTC", "+00:00"):
+        return pa.timestamp(t.unit)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        inner = _naive(t.value_type)
+        if inner != t.value_type:
+            field = pa.field(t.value_field.name, inner, t.value_field.nullable)
+            return pa.large_list(field) if pa.types.is_large_list(t) else pa.list_(field)
+    return t
 
 
 def _quoted(name: str) -> str:

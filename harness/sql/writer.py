@@ -283,6 +283,8 @@ class _Writer:
         if ranking and not self.d.supports(Feature.FRAME_ON_RANKING) and resolved.frame is not None:
             raise Unsupported(Feature.FRAME_ON_RANKING.value)
         self.check_window_limits(w.func.name, resolved)
+        if resolved.frame is not None and resolved.frame.mode is FrameMode.RANGE and not resolved.order_by:
+            self.require(Feature.RANGE_WITHOUT_ORDER_BY)
         call = self.call(w.func, in_window=True)
         spec = w.window
         if spec.base is not None and spec == WindowSpec(base=spec.base):
