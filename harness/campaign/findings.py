@@ -130,25 +130,29 @@ class FindingMaker:
 
     # -- metamorphic ----------------------------------------------------------------
 
-    def make_metamorphic(self, index: int, seed: str, case: Case, engine: Engine, outcome) -> Iterator[dict]:
-        sig = Signature(engine.name, f"metamorphic-{outcome.relation}", (outcome.relation,))
+    def make_metamorphic(self, index: int, seed: str, chk, engine: Engine, outcome) -> Iterator[dict]:
+        """A violated relation: saved as its left query's case, the right one in the record."""
+        status = outcome.status.value
+        sig = Signature(engine.name, f"metamorphic-{status}", (outcome.relation,))
         path = self.directory / f"{sig.key}.yaml"
         line = {"kind": "finding", "key": sig.key, "signature": sig.text, "engine": engine.name,
                 "verdict": sig.verdict, "classification": "metamorphic", "case": index, "seed": seed,
                 "file": str(path.relative_to(self.directory.parent)), "detail": outcome.detail[:500]}
         if sig.key not in self.known:
             self.known.add(sig.key)
-            left = outcome.check.left if hasattr(outcome, "check") else case
+            self.found.add("metamorphic")
             record = {
                 "signature": sig.text, "key": sig.key, "engine": engine.name,
                 "verdict": sig.verdict, "classification": "metamorphic",
-                "detail": outcome.detail,
-                "relation": outcome.relation,
-                "sql": {"left": getattr(outcome, "left_sql", None), "right": getattr(outcome, "right_sql", None)},
+                "relation": outcome.relation, "detail": outcome.detail,
+                "left_sql": outcome.left_sql, "right_sql": outcome.right_sql,
+                "right_canonical_sql": chk.right.sql,
+                "compared": {"key": chk.key, "columns": list(chk.columns)},
                 "seeds": {"campaign": self.config.seed, "case": seed},
                 "engines": {engine.name: {"version": engine.version()}},
             }
-            save_case(replace(left, id=f"findings/{sig.key}"), path, record)
+            left = replace(chk.left, id=f"findings/{sig.key}", tags=(*chk.left.tags, "finding"))
+            save_case(left, path, record)
         yield line
 
 
