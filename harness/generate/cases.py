@@ -21,7 +21,7 @@ towards every construct on, each construct towards not being used).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from random import Random
 from typing import TYPE_CHECKING
@@ -44,6 +44,7 @@ from harness.generate.swarm import Swarm
 from harness.generate.windows import Chooser, Steer
 from harness.model import Column, Query, TableSchema, walk
 from harness.sql.writer import write
+from harness.types import TypeKind
 
 if TYPE_CHECKING:  # Hypothesis is imported only when a strategy is asked for
     from hypothesis.strategies import SearchStrategy
@@ -54,6 +55,13 @@ TABLE, JOINED = "t", "u"
 JOINED_MAX_ROWS = 8
 JOIN_MAX_ROWS = 300
 # Data presets: how each table's knobs are drawn.
+# A share of cases keeps to the column types every engine can load (SQLite
+# stores no DECIMAL, DATE, TIMESTAMP or BOOLEAN): drawn from the seed alone
+# (its own stream), never from the engines a campaign runs.
+PORTABLE_SHARE = 0.3
+PORTABLE_KINDS = frozenset({TypeKind.INT8, TypeKind.INT16, TypeKind.INT32, TypeKind.INT64,
+                            TypeKind.FLOAT32, TypeKind.FLOAT64, TypeKind.STRING})
+
 DATA_PRESETS: dict[str, Callable[[Draws], DataKnobs]] = {
     "default": random_knobs,
     "tie-heavy": tie_heavy_knobs,
@@ -95,17 +103,21 @@ def generate_case(seed: str, steer: Steer | None = None, picks: Sequence[int] | 
     first candidate. `data` names the preset of DATA_PRESETS the knobs are
     drawn by. An out-of-range pick or an unknown preset raises InvalidInput."""
     seed = str(seed)
-    return draw_case(seed, Streams.from_seed(seed), steer, picks, data)
+    portable = Random(f"{seed}/types").random() < PORTABLE_SHARE
+    return draw_case(seed, Streams.from_seed(seed), steer, picks, data,
+                     kinds=PORTABLE_KINDS if portable else None)
 
 
 def draw_case(seed: str, streams: Streams, steer: Steer | None = None,
               picks: Sequence[int] | None = None, data: str = "default",
-              max_rows: int | None = None) -> GeneratedCase:
+              max_rows: int | None = None,
+              kinds: Collection[TypeKind] | None = None) -> GeneratedCase:
     """A case drawn from explicit streams (`seed` only names it); `max_rows`
-    caps the tables (Hypothesis draws every cell)."""
+    caps the tables (Hypothesis draws every cell); `kinds` limits the column types."""
     if data not in DATA_PRESETS:
         raise InvalidInput(f"unknown data preset {data!r} (known: {', '.join(DATA_PRESETS)})", "data")
-    schemas = (random_schema(streams.schema, TABLE), random_schema(streams.schema, JOINED))
+    schemas = (random_schema(streams.schema, TABLE, kinds=kinds),
+               random_schema(streams.schema, JOINED, kinds=kinds))
     knobs = {name: DATA_PRESETS[data](streams.knobs) for name in (TABLE, JOINED)}
     if max_rows is not None:
         knobs = {name: _at_most(k, max_rows) for name, k in knobs.items()}
