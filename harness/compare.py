@@ -356,6 +356,21 @@ def _judge_with_ties(rows: Rows, judgement: Judgement, oracle: Oracle, user: ran
         if len(sensitive) > 1 and not pending:
             note = "each order-sensitive expression matched under its own order of tied rows"
             return Outcome(Verdict.MATCH, notes=(note,))
+    # A column that does not depend on peer order and still differs is the
+    # clearest report (and the one a finding's signature should name). Only
+    # in a row-level query: over a subquery, an outer column may still depend
+    # on the order of the inner query's peers.
+    # Rows tied at a LIMIT cut, or grouped by an ORDER BY key that itself
+    # depends on peer order, would make that column differ for no fault.
+    plan = judgement.plan
+    independent = (
+        plan.rowid_column is not None and plan.limit is None and plan.offset is None
+        and plan.order_keys is not None
+        and not any(k.column in plan.sensitive_columns for k in plan.order_keys)
+    )
+    steady_diff = _attempt(rows, judgement, evaluation, steady)[0] if steady and independent else None
+    if steady_diff is not None:
+        return Outcome(Verdict.MISMATCH, steady_diff)
     if _permutation_count(evaluation) > SEARCH_BUDGET:
         return Outcome(
             Verdict.INCONCLUSIVE,

@@ -53,7 +53,9 @@ def fit_decimal(value: Fraction | Decimal | int, t: SqlType) -> Decimal:
     """`value` as a DECIMAL(p,s): rounded to s digits, and an error when it needs more than p."""
     assert t.precision is not None and t.scale is not None
     rounded = round_half_up(value, t.scale)
-    if abs(rounded) >= Decimal(10) ** (t.precision - t.scale):
+    # copy_abs, not abs(): abs() rounds to the context's 28 digits, and a
+    # DECIMAL(38, s) value needs all 38 to be compared exactly.
+    if rounded.copy_abs() >= Decimal(10).scaleb(t.precision - t.scale - 1):
         raise EvaluationError(f"numeric value out of range for {t}: {value}")
     return rounded
 

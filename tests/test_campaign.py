@@ -139,3 +139,16 @@ def test_a_signature_met_again_is_counted_not_saved_again(tmp_path):
     tally = resumed.progress.findings["k1"]
     assert (tally.count, tally.first_case) == (2, 3)
     resumed.close()
+
+
+@pytest.mark.parametrize("message, normalised", [
+    ("[DATATYPE_MISMATCH.RANGE_FRAME_WITHOUT_ORDER] Cannot resolve \"(PARTITION BY k2 RANGE ...)\"",
+     "[DATATYPE_MISMATCH.RANGE_FRAME_WITHOUT_ORDER]"),
+    ("Out of Range Error: Overflow in subtraction of INT64 (-9223372036854775808 - 3)!",
+     "Out of Range Error: Overflow in subtraction of INTN (-N - N)!"),
+    ("Binder Error: Referenced column \"nope\" not found", "Binder Error: Referenced column ? not found"),
+])
+def test_an_error_signature_keeps_what_names_the_problem(message, normalised):
+    from harness.campaign.signature import normalise_error
+
+    assert normalise_error(message) == normalised

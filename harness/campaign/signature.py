@@ -2,12 +2,16 @@
 
 A campaign meets one engine bug many times; it keeps the first case and
 counts the rest. The signature (DESIGN.md, "Findings") is made of the
-engine, the verdict class, and the features of the window expression that
-went wrong: its function, frame mode and bound kinds, exclusion, the data
-types of its argument and ORDER BY keys, and for an error the error text
-with numbers, names and quoted values taken out. When the comparator names
-the column that differed, only that expression counts; otherwise (a row
-count, an order, an error) every window expression of the query does.
+engine, the verdict class, and
+
+- for a wrong answer, the features of the window expression that went
+  wrong: its function, frame mode and bound kinds, exclusion, the data types
+  of its argument and ORDER BY keys. When the comparator names the column
+  that differed, only that expression counts; otherwise (a row count, an
+  order) every window expression of the query does;
+- for an error, crash or timeout, the engine's message with numbers, names
+  and quoted values taken out (the query around it would make every
+  occurrence look new).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from harness.model import (
 from harness.types import canonical_type_name
 
 _COLUMN = re.compile(r"column (\S+?):")
+_FAILED = ("error", "crash", "timeout")
 _BOUND = {
     BoundKind.UNBOUNDED_PRECEDING: "unbounded-preceding",
     BoundKind.PRECEDING: "preceding",
@@ -65,12 +70,15 @@ class Signature:
 
 
 def signature(case: Case, engine: str, verdict: str, detail: str) -> Signature:
+    if verdict in _FAILED:
+        # The engine's own words name the problem; the window expressions of
+        # the query around it would make every occurrence look new.
+        return Signature(engine, verdict, (), normalise_error(detail))
     exprs = _window_expressions(case)
     column = _mismatched_column(detail, exprs)
     chosen = [exprs[column]] if column is not None else list(exprs.values())
     features = tuple(sorted({describe(e, s, case.schemas) for e, s in chosen})) or ("no window",)
-    error = normalise_error(detail) if verdict in ("error", "crash", "timeout") else ""
-    return Signature(engine, verdict, features, error)
+    return Signature(engine, verdict, features)
 
 
 def describe(expr: WindowExpr, spec: WindowSpec, schemas: tuple[TableSchema, ...]) -> str:
@@ -101,8 +109,13 @@ def describe(expr: WindowExpr, spec: WindowSpec, schemas: tuple[TableSchema, ...
 def normalise_error(message: str) -> str:
     """An error message without what varies between occurrences of one bug."""
     text = message.splitlines()[0] if message else ""
+    # An error class (Spark's "[DATATYPE_MISMATCH.RANGE_FRAME_WITHOUT_ORDER]")
+    # names the problem; what follows quotes the query and its plan.
+    error_class = re.match(r"\s*(\[[A-Z][A-Z0-9_.]*\])", text)
+    if error_class:
+        return error_class.group(1)
     text = re.sub(r"'[^']*'|\"[^\"]*\"|`[^`]*`", "?", text)
-    text = re.sub(r"\b0x[0-9a-f]+\b|\b\d+(\.\d+)?\b", "N", text)
+    text = re.sub(r"0x[0-9a-f]+|\d+(\.\d+)?", "N", text)
     return re.sub(r"\s+", " ", text).strip()[:160]
 
 

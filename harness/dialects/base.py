@@ -54,6 +54,9 @@ class Feature(Enum):
     # RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW with no ORDER BY: valid
     # (every row of the partition is a peer), rejected by some engines.
     RANGE_WITHOUT_ORDER_BY = "frame.range-without-order-by"
+    # RANGE BETWEEN INTERVAL '1' DAY PRECEDING AND INTERVAL '1' HOUR PRECEDING:
+    # two offsets of different interval units in one frame.
+    RANGE_MIXED_INTERVAL_UNITS = "frame.range-mixed-interval-units"
 
 
 ALL_FEATURES = frozenset(Feature)

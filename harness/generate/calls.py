@@ -81,7 +81,9 @@ def _clauses(ctx: Context, spec: FunctionSpec, args: tuple[Expr, ...]) -> dict[s
     if distinct:
         out["distinct"] = True
     if ctx.flag(Swarm.FILTER, 0.25):
-        out["filter"] = random_predicate(ctx)
+        condition = random_predicate(ctx, plain=True)
+        if condition is not None:
+            out["filter"] = condition
     return out
 
 

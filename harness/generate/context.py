@@ -24,6 +24,7 @@ from harness.model import (
     COMPARISONS,
     BinaryOp,
     BinaryOperator,
+    Column,
     Expr,
     FuncCall,
     IsNull,
@@ -158,10 +159,11 @@ def columns(ctx: Context, fits: Callable[[SqlType], bool]) -> list[ScopeColumn]:
     return [c for c in ctx.scope.columns if c.exact and fits(c.type)]
 
 
-def column_of(ctx: Context, fits: Callable[[SqlType], bool] = is_comparable) -> ScopeColumn | None:
-    """A random scope column whose type fits, mostly not a row key (`id`).
-    Simpler means the first fitting column."""
-    found = columns(ctx, fits)
+def column_of(ctx: Context, fits: Callable[[SqlType], bool] = is_comparable,
+              plain: bool = False) -> ScopeColumn | None:
+    """A random scope column whose type fits, mostly not a row key (`id`);
+    `plain`: a column, not an aggregate. Simpler means the first fitting column."""
+    found = [c for c in columns(ctx, fits) if not plain or isinstance(c.expr, Column)]
     values = [c for c in found if not c.unique]
     pool = found if not values or chance(ctx.rng, 0.1) else values
     return ctx.rng.choice(pool) if pool else None
@@ -207,20 +209,28 @@ def random_literal(ctx: Context, t: SqlType, null_chance: float = 0.0) -> Litera
 # -- predicates ------------------------------------------------------------------------
 
 
-def random_predicate(ctx: Context) -> Expr:
+def random_predicate(ctx: Context, plain: bool = False) -> Expr | None:
     """A condition on one scope column: `c IS [NOT] NULL`, `c <op> literal`, a
     boolean column itself, sometimes two of these joined by AND/OR (for WHERE,
-    HAVING, FILTER and bool_and/bool_or). Simpler means `c IS NULL`."""
+    HAVING, FILTER and bool_and/bool_or). Simpler means `c IS NULL`.
+
+    `plain`: read only columns, never an aggregate of the grouped scope (a
+    FILTER holding an aggregate is rejected by PostgreSQL and Spark, and the
+    standard's rules for it are not ones the reference models); None when
+    the scope has no such column."""
     rng = ctx.rng
     if chance(rng, 0.15):
         op = rng.choice((BinaryOperator.AND, BinaryOperator.OR))
-        return BinaryOp(op, _condition(ctx), _condition(ctx))
-    return _condition(ctx)
+        left, right = _condition(ctx, plain), _condition(ctx, plain)
+        return None if left is None or right is None else BinaryOp(op, left, right)
+    return _condition(ctx, plain)
 
 
-def _condition(ctx: Context) -> Expr:
+def _condition(ctx: Context, plain: bool = False) -> Expr | None:
     rng = ctx.rng
-    column = column_of(ctx)
+    column = column_of(ctx, is_comparable, plain)
+    if column is None and plain:
+        return None
     if column is None:  # only list columns: a scope always has something else
         raise ValueError("a scope without a comparable column")
     shape = rng.random()

@@ -324,6 +324,9 @@ class _Writer:
             raise InvalidQuery(problem)
         if starts_after_end(f):
             self.require(Feature.FRAME_START_AFTER_END)
+        offsets = (f.start.offset, f.end.offset)
+        if all(isinstance(o, Interval) for o in offsets) and offsets[0].unit != offsets[1].unit:
+            self.require(Feature.RANGE_MIXED_INTERVAL_UNITS)
         start, end = self.bound(f.start, f.mode), self.bound(f.end, f.mode)
         text = f"{f.mode.value} BETWEEN {start} AND {end}"
         if f.exclusion is not None:
