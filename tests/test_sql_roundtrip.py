@@ -133,7 +133,13 @@ def features_used(q: object) -> set[Feature]:
             used.add(Feature.NAMED_WINDOW_REFINEMENT)
         if isinstance(n, Select):
             used |= {Feature.FRAME_ON_RANKING for w in window_exprs(n) if _framed_ranking(w, n)}
+            used |= {Feature.RANGE_WITHOUT_ORDER_BY for w in window_exprs(n) if _unordered_range(w, n)}
     return used
+
+
+def _unordered_range(w: WindowExpr, select: Select) -> bool:
+    spec = resolve_window(w.window, select.windows)
+    return spec.frame is not None and spec.frame.mode is FrameMode.RANGE and not spec.order_by
 
 
 def _refines(n: object) -> bool:
@@ -173,6 +179,9 @@ def _node_features(n: object) -> set[Feature]:
         Feature.RANGE_INTERVAL: isinstance(n, Bound) and isinstance(n.offset, Interval),
         Feature.EXCLUDE: isinstance(n, Frame) and n.exclusion is not None,
         Feature.FRAME_START_AFTER_END: isinstance(n, Frame) and _backwards(n),
+        Feature.RANGE_MIXED_INTERVAL_UNITS: isinstance(n, Frame)
+        and all(isinstance(b.offset, Interval) for b in (n.start, n.end))
+        and n.start.offset.unit != n.end.offset.unit,
         Feature.IGNORE_NULLS: isinstance(n, FuncCall) and n.null_treatment is not None,
         Feature.NTH_VALUE_FROM_LAST: isinstance(n, FuncCall) and n.from_last is not None,
         Feature.DISTINCT_WINDOW_AGGREGATE: isinstance(n, WindowExpr) and n.func.distinct,
@@ -209,7 +218,7 @@ def test_a_missing_feature_raises_exactly_when_used(q, feature):
 
 FRAME_FEATURES = [Feature.GROUPS_FRAME, Feature.RANGE_OFFSET, Feature.RANGE_INTERVAL,
                   Feature.EXCLUDE, Feature.FRAME_START_AFTER_END, Feature.INTERVAL_LITERAL,
-                  Feature.NAN_LITERAL]
+                  Feature.NAN_LITERAL, Feature.RANGE_MIXED_INTERVAL_UNITS]
 
 
 @settings(PROPERTY, max_examples=300)

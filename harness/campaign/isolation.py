@@ -136,6 +136,8 @@ class IsolatedEngine(Engine):
             raise self._crashed("its worker closed the pipe") from None
 
     def _crashed(self, what: str) -> EngineCrash:
+        if self._process is not None:
+            self._process.join(2)  # reap it, so its exit signal can be named
         code = self._process.exitcode if self._process is not None else None
         self._kill()
         self.restarts += 1

@@ -46,6 +46,7 @@ UNSUPPORTED = frozenset({
     Feature.ORDERED_AGGREGATE,
     # No date or interval type: `INTERVAL '1' DAY` is a syntax error.
     Feature.RANGE_INTERVAL,
+    Feature.RANGE_MIXED_INTERVAL_UNITS,  # no intervals at all
     Feature.INTERVAL_LITERAL,
     # NaN cannot be stored or written: `CAST('NaN' AS REAL)` is 0.0 and
     # 0.0/0.0 is NULL. (Infinities could be spelled 9e999, but the writer
