@@ -48,7 +48,11 @@ class Overflow(Enum):
 
 class AvgType(Enum):
     DOUBLE = "double"
-    EXACT = "exact"  # a DECIMAL (for avg over decimals)
+    EXACT = "exact"  # a DECIMAL (for avg over decimals): DECIMAL(38, s+4 within 6..18), rounded
+    # avg over DECIMAL(p,s) is DECIMAL(p+4, s+4) (each at most 38), the
+    # quotient cut to that scale toward zero, or rounded half away from zero.
+    PLUS4_TRUNCATED = "decimal(p+4,s+4), truncated"
+    PLUS4_ROUNDED = "decimal(p+4,s+4), rounded half up"
 
 
 class ArrayAgg(Enum):
@@ -81,6 +85,8 @@ class SemanticsProfile:
             return T.decimal(38, 6)
         if name == "avg" and arg.kind is TypeKind.DECIMAL and self.avg_of_decimals is AvgType.DOUBLE:
             return T.FLOAT64
+        if name == "avg" and arg.kind is TypeKind.DECIMAL and self.avg_of_decimals in _PLUS4:
+            return T.decimal(min(arg.precision + 4, 38), min(arg.scale + 4, 38))
         return standard
 
     def division_type(self, left: SqlType, right: SqlType, standard: SqlType) -> SqlType:
@@ -99,4 +105,5 @@ class SemanticsProfile:
         ]
 
 
+_PLUS4 = (AvgType.PLUS4_TRUNCATED, AvgType.PLUS4_ROUNDED)
 STANDARD = SemanticsProfile()

@@ -25,7 +25,7 @@ from harness import types as T
 from harness.errors import EvaluationError, ReferenceGap
 from harness.functions import FunctionKind, FunctionSpec, lookup
 from harness.model import FuncCall, Star
-from harness.semantics import ArrayAgg, Overflow
+from harness.semantics import ArrayAgg, AvgType, Overflow
 from harness.types import SqlType, TypeKind
 from reference_impl.api import SemanticsProfile
 from reference_impl.compiled import Compiled, Evaluator
@@ -188,7 +188,8 @@ def _avg(rows: list[tuple], agg: CompiledAggregate) -> object:
     if not values or t is None:
         return None
     if t.kind is TypeKind.DECIMAL:
-        return fit_decimal(exact_sum(values) / len(values), t)
+        truncated = active_profile().avg_of_decimals is AvgType.PLUS4_TRUNCATED
+        return fit_decimal(exact_sum(values) / len(values), t, truncated)
     special = special_float_sum([v for v in values if isinstance(v, float)])
     if special is not None:
         return special

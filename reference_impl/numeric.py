@@ -49,10 +49,19 @@ def round_half_up(value: Fraction | Decimal | int, scale: int) -> Decimal:
     return Decimal(signed).scaleb(-scale, EXACT)
 
 
-def fit_decimal(value: Fraction | Decimal | int, t: SqlType) -> Decimal:
-    """`value` as a DECIMAL(p,s): rounded to s digits, and an error when it needs more than p."""
+def truncate(value: Fraction | Decimal | int, scale: int) -> Decimal:
+    """`value` cut to `scale` digits after the point, toward zero."""
+    exact = Fraction(value) * 10**scale
+    magnitude = math.floor(abs(exact))
+    signed = -magnitude if exact < 0 else magnitude
+    return Decimal(signed).scaleb(-scale, EXACT)
+
+
+def fit_decimal(value: Fraction | Decimal | int, t: SqlType, truncated: bool = False) -> Decimal:
+    """`value` as a DECIMAL(p,s): rounded (or `truncated`) to s digits, and an
+    error when it needs more than p."""
     assert t.precision is not None and t.scale is not None
-    rounded = round_half_up(value, t.scale)
+    rounded = truncate(value, t.scale) if truncated else round_half_up(value, t.scale)
     # copy_abs, not abs(): abs() rounds to the context's 28 digits, and a
     # DECIMAL(38, s) value needs all 38 to be compared exactly.
     if rounded.copy_abs() >= Decimal(10).scaleb(t.precision - t.scale - 1):

@@ -54,6 +54,21 @@ def test_avg_types():
     assert _column(sql, replace(STANDARD, avg_of_decimals=AvgType.DOUBLE)) == [7 / 3] * 3
 
 
+def test_avg_of_decimals_at_scale_plus_4_cut_or_rounded():
+    # avg(DECIMAL(10,2)) over -2.00, 1.43, -2.00 is -0.856666... exactly.
+    table = {"t": pa.table({"d": pa.array([Decimal(x) for x in ("-2.00", "1.43", "-2.00")],
+                                          pa.decimal128(10, 2))})}
+
+    def avg(profile) -> pa.Table:
+        return evaluate(parse("SELECT avg(d) AS a FROM t"), table, profile=profile).table
+
+    cut = avg(replace(STANDARD, avg_of_decimals=AvgType.PLUS4_TRUNCATED))
+    assert cut.schema.field("a").type == pa.decimal128(14, 6)
+    assert cut.column("a").to_pylist() == [Decimal("-0.856666")]
+    rounded = avg(replace(STANDARD, avg_of_decimals=AvgType.PLUS4_ROUNDED))
+    assert rounded.column("a").to_pylist() == [Decimal("-0.856667")]
+
+
 def test_unwritten_null_order_follows_the_profile():
     sql = "SELECT id, row_number() OVER (ORDER BY v ASC) AS rn FROM t ORDER BY id ASC"
     assert _column(sql) == [2, 3, 1]  # standard: NULL is the largest value

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.dialects.base import NULLS_SMALLEST, Dialect, Feature
-from harness.semantics import ArrayAgg, IntegerDivision, SemanticsProfile
+from harness.semantics import ArrayAgg, AvgType, IntegerDivision, SemanticsProfile
 from harness.types import TypeKind
 
 UNSUPPORTED = frozenset({
@@ -74,8 +74,11 @@ SPARK = SparkDialect(
         name="spark",
         null_ordering=NULLS_SMALLEST,
         # a / b is always DOUBLE; ANSI mode (on by default in Spark 4) raises
-        # ARITHMETIC_OVERFLOW on sum(bigint) past 2^63; avg(decimal) is a DECIMAL.
+        # ARITHMETIC_OVERFLOW on sum(bigint) past 2^63.
         integer_division=IntegerDivision.TO_DOUBLE,
+        # avg(DECIMAL(10,2)) is DECIMAL(14,6), rounded half up: avg(-2.00,
+        # 1.43, -2.00) = -0.856667; DECIMAL(38,0) gives DECIMAL(38,4) (4.3.0).
+        avg_of_decimals=AvgType.PLUS4_ROUNDED,
         # array_agg is an alias of collect_list, which drops NULLs and gives
         # an empty array over an empty frame (documented; measured on 4.3.0).
         array_agg=ArrayAgg.COLLECT_LIST,
