@@ -81,8 +81,7 @@ class Shard:
         self.done = set(progress.done)
         self.steer = CoverageSteer() if config.steer else None
         if self.steer is not None:
-            for cells in progress.cells:
-                self.steer.record(cells)
+            self.steer.record(progress.cells.elements())
         self.engines = make_engines(config)
         self.maker = FindingMaker(config, self.engines, findings_dir, set(progress.findings))
 
@@ -303,7 +302,7 @@ def summarize(config: CampaignConfig, progress: Progress, wall: float, new_cases
     from harness.coverage import grid
 
     defined = {c.key for c in grid() if c.reason is None}
-    covered = {tuple(c.split("|")) for cells in progress.cells for c in cells} & defined
+    covered = {tuple(c.split("|")) for c in progress.cells} & defined
     cases = len(progress.done)
     per_engine = {
         engine: round(cases / seconds, 1) if seconds > 0 else None

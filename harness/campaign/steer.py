@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from harness.cases import Case
 from harness.coverage import expression_keys
+from harness.errors import InvalidQuery
 from harness.model import (
     Column,
     NamedWindow,
@@ -46,7 +47,7 @@ class CoverageSteer:
             expr = candidates[i]
             try:
                 spec = resolve_window(expr.window, windows)
-            except Exception:  # noqa: BLE001 (an unresolvable candidate is never preferred)
+            except InvalidQuery:  # a window name the candidate cannot resolve: never preferred
                 return (1 << 30, i)
             keys = expression_keys(expr, spec, schemas)
             return (min((self.cells[k] for k in keys), default=1 << 20), i)

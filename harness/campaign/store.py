@@ -57,7 +57,7 @@ class Progress:
     done: set[int] = field(default_factory=set)
     verdicts: dict[str, Counter] = field(default_factory=dict)
     findings: dict[str, FindingTally] = field(default_factory=dict)
-    cells: list[list[str]] = field(default_factory=list)
+    cells: Counter = field(default_factory=Counter)  # grid cell -> cases that covered it
     shapes: Counter = field(default_factory=Counter)
     engine_seconds: Counter = field(default_factory=Counter)
     metamorphic: Counter = field(default_factory=Counter)
@@ -68,7 +68,7 @@ class Progress:
             self.verdicts.setdefault(engine, Counter())[verdict] += 1
         for engine, seconds in line.get("seconds", {}).items():
             self.engine_seconds[engine] += seconds
-        self.cells.append(line.get("cells", []))
+        self.cells.update(line.get("cells", []))
         self.shapes.update(line.get("shapes", []))
         for relation, status in line.get("metamorphic", {}).items():
             self.metamorphic[f"{relation}:{status}"] += 1
