@@ -123,6 +123,8 @@ def group_key(value: object) -> object:
         return _NAN_KEY
     if isinstance(value, float) and value == 0.0:
         return 0.0
+    if isinstance(value, list):  # an array (array_agg): compared element by element
+        return tuple(group_key(v) for v in value)
     return value
 
 

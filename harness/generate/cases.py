@@ -68,6 +68,19 @@ DATA_PRESETS: dict[str, Callable[[Draws], DataKnobs]] = {
 }
 
 
+@dataclass(frozen=True)
+class Limits:
+    """Fixed sizes instead of drawn ones (benchmarks want like-for-like cases):
+    `rows` rows in every table (a joined table keeps its cap), `windows`
+    window expressions in the outer select list."""
+
+    rows: int | None = None
+    windows: int | None = None
+
+
+NO_LIMITS = Limits()
+
+
 @dataclass(frozen=True, eq=False)
 class GeneratedCase:
     """A case and how it was drawn: its seed, the data knobs of each table, the
@@ -97,7 +110,7 @@ class Streams:
 
 
 def generate_case(seed: str, steer: Steer | None = None, picks: Sequence[int] | None = None,
-                  data: str = "default") -> GeneratedCase:
+                  data: str = "default", limits: Limits = NO_LIMITS) -> GeneratedCase:
     """The case for `seed` (see the module doc). `picks` replays the choices
     of an earlier (steered) run; past its end, `steer` chooses, else the
     first candidate. `data` names the preset of DATA_PRESETS the knobs are
@@ -105,24 +118,50 @@ def generate_case(seed: str, steer: Steer | None = None, picks: Sequence[int] | 
     seed = str(seed)
     portable = Random(f"{seed}/types").random() < PORTABLE_SHARE
     return draw_case(seed, Streams.from_seed(seed), steer, picks, data,
-                     kinds=PORTABLE_KINDS if portable else None)
+                     kinds=PORTABLE_KINDS if portable else None, limits=limits)
+
+
+def generate_sibling(shape: GeneratedCase, seed: str, data: str = "default",
+                     limits: Limits = NO_LIMITS) -> GeneratedCase:
+    """A case with `shape`'s query and schemas but rows of its own, drawn from
+    the knobs and data streams of `seed` (campaigns batch such siblings into
+    one query: `harness.batching`). The shape's literals were drawn against
+    its own knobs; the sibling's rows need not fit them, which is fine."""
+    seed = str(seed)
+    streams = Streams.from_seed(seed)
+    knobs = _sized(streams, data, limits, joined=len(shape.case.schemas) > 1)
+    tables = {s.name: random_table(streams.data, s, knobs[s.name]) for s in shape.case.schemas}
+    case = replace(shape.case, id=f"generated/{seed}", tables=tables,
+                   description=shape.case.description.replace(repr(shape.seed), repr(seed), 1))
+    return GeneratedCase(seed, case, {s.name: knobs[s.name] for s in shape.case.schemas},
+                         shape.swarm, shape.picks, shape.shape)
+
+
+def _sized(streams: Streams, data: str, limits: Limits, joined: bool) -> dict[str, DataKnobs]:
+    """The knobs of both tables, drawn in a fixed order, then capped."""
+    if data not in DATA_PRESETS:
+        raise InvalidInput(f"unknown data preset {data!r} (known: {', '.join(DATA_PRESETS)})", "data")
+    knobs = {name: DATA_PRESETS[data](streams.knobs) for name in (TABLE, JOINED)}
+    if limits.rows is not None:
+        knobs = {name: replace(k, rows=limits.rows) for name, k in knobs.items()}
+    if joined:
+        knobs = {TABLE: _at_most(knobs[TABLE], JOIN_MAX_ROWS), JOINED: _at_most(knobs[JOINED], JOINED_MAX_ROWS)}
+    return knobs
 
 
 def draw_case(seed: str, streams: Streams, steer: Steer | None = None,
               picks: Sequence[int] | None = None, data: str = "default",
               max_rows: int | None = None,
-              kinds: Collection[TypeKind] | None = None) -> GeneratedCase:
+              kinds: Collection[TypeKind] | None = None, limits: Limits = NO_LIMITS) -> GeneratedCase:
     """A case drawn from explicit streams (`seed` only names it); `max_rows`
     caps the tables (Hypothesis draws every cell); `kinds` limits the column types."""
-    if data not in DATA_PRESETS:
-        raise InvalidInput(f"unknown data preset {data!r} (known: {', '.join(DATA_PRESETS)})", "data")
     schemas = (random_schema(streams.schema, TABLE, kinds=kinds),
                random_schema(streams.schema, JOINED, kinds=kinds))
-    knobs = {name: DATA_PRESETS[data](streams.knobs) for name in (TABLE, JOINED)}
+    knobs = _sized(streams, data, limits, joined=False)
     if max_rows is not None:
         knobs = {name: _at_most(k, max_rows) for name, k in knobs.items()}
     chooser = Chooser(steer, tuple(picks or ()))
-    generated = random_query(streams.query, schemas, knobs[TABLE], chooser)
+    generated = random_query(streams.query, schemas, knobs[TABLE], chooser, window_count=limits.windows)
     if JOINED in generated.tables:
         knobs = {TABLE: _at_most(knobs[TABLE], JOIN_MAX_ROWS), JOINED: _at_most(knobs[JOINED], JOINED_MAX_ROWS)}
     read = tuple(s for s in schemas if s.name in generated.tables)

@@ -56,10 +56,12 @@ def random_query(
     knobs: DataKnobs,
     chooser: Chooser | None = None,
     swarm: frozenset[Swarm] | None = None,
+    window_count: int | None = None,
 ) -> GeneratedQuery:
     """A query over `schemas` (t, and u for joins); `knobs` shape its literals as
     they shaped the data; `chooser` keeps one candidate per window slot (the
-    first, without one); `swarm` (else drawn) says which constructs may appear.
+    first, without one); `swarm` (else drawn) says which constructs may appear;
+    `window_count` (else drawn) fixes how many window expressions the outer select has.
 
     Simpler means a plain table, fewer window expressions, no WHERE, no
     WINDOW clause, ORDER BY the row key alone and no LIMIT; each part's own
@@ -76,7 +78,8 @@ def random_query(
     # engine's order of tied rows is not revealed: judge as without a witness.
     ctx = ctx.within(replace(body.scope, witnessed=body.scope.witnessed and limit is None))
     pool = random_window_pool(ctx, taken)
-    windows = window_slots(ctx, pool, _window_count(ctx, body.shape), chooser)
+    count = _window_count(ctx, body.shape)  # drawn even when fixed: the stream stays aligned
+    windows = window_slots(ctx, pool, window_count or count, chooser)
     extra = _extra_columns(ctx, body, taken)
     items = (*body.items, *extra,
              *(SelectItem(w, fresh_name(f"w{i + 1}", taken)) for i, w in enumerate(windows)))

@@ -1,0 +1,122 @@
+"""Batching (`harness.batching`): the batched query, split by case, answers
+every case exactly as the query does on that case alone — on the reference,
+which evaluates both straight from the definitions.
+
+Checked over generated shapes (every query shape the generator draws: plain
+tables, joins, GROUP BY, subqueries, named windows, LIMIT/OFFSET) with 1-4
+sibling cases each, instrumented as the runner instruments them (row ids and
+witness columns), including empty tables and cases whose rows differ in size.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from harness.batching import (
+    CASE_ID,
+    NotBatchable,
+    batch_query,
+    make_batch,
+    split_answer,
+    stack_tables,
+)
+from harness.errors import EvaluationError, ReferenceGap
+from harness.generate.cases import NO_LIMITS, Limits, generate_case, generate_sibling
+from harness.instrument import instrument, with_rowid
+from harness.model import Select
+from harness.sql import parse
+from reference_impl import evaluate
+
+
+def _rows(table: pa.Table) -> list[tuple]:
+    # repr: NaN equals NaN, -0.0 stays apart from 0.0, types stay apart.
+    return [tuple(repr(v) for v in row.values()) for row in table.to_pylist()]
+
+
+def _answer(query, tables) -> list[tuple] | str:
+    try:
+        return _rows(evaluate(query, tables).table)
+    except (EvaluationError, ReferenceGap) as e:
+        return f"no rows: {type(e).__name__}"
+
+
+def _check_batch(shape_seed: str, siblings: int, limits: Limits = NO_LIMITS) -> str:
+    shape = generate_case(shape_seed, limits=limits)
+    cases = [shape.case] + [generate_sibling(shape, f"{shape_seed}/sibling{i}", limits=limits).case
+                            for i in range(siblings)]
+    plan = instrument(shape.case.query, shape.case.schemas)
+    try:
+        batched = batch_query(plan.query)
+    except NotBatchable as e:
+        return f"not batchable: {e}"
+    per_case = [with_rowid(c.tables) for c in cases]
+    alone = [_answer(plan.query, tables) for tables in per_case]
+    if any(isinstance(a, str) for a in alone):
+        return "a case is invalid alone"  # then a batch of it is no evidence either way
+    together = evaluate(batched, stack_tables(per_case)).table
+    assert together.column_names[-1] == CASE_ID
+    for i, (answer, expected) in enumerate(zip(split_answer(together, len(cases)), alone, strict=True)):
+        got = _rows(answer)
+        if plan.order_keys or plan.limit is not None:
+            assert got == expected, f"case {i} of {shape_seed}: rows or their order differ"
+        else:
+            assert Counter(got) == Counter(expected), f"case {i} of {shape_seed}: rows differ"
+    return "equal"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10**6), st.integers(0, 3))
+def test_batched_equals_unbatched_on_the_reference(n: int, siblings: int) -> None:
+    _check_batch(f"batch/{n}", siblings)
+
+
+def test_batched_equals_unbatched_over_many_shapes() -> None:
+    """Seeded, so the spread of shapes is known: most shapes batch, and every
+    batchable one agrees (small tables, so it stays quick)."""
+    outcomes = Counter(_check_batch(f"spread/{i}", 2, Limits(rows=12)).split(":")[0] for i in range(400))
+    assert outcomes["equal"] >= 300, outcomes
+
+
+def test_limit_is_per_case() -> None:
+    query = parse("SELECT id, sum(v) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS s "
+                  "FROM t ORDER BY id DESC LIMIT 2 OFFSET 1")
+    assert isinstance(query, Select)
+    first = {"t": pa.table({"id": [1, 2, 3, 4], "v": [10, 20, 30, 40]})}
+    second = {"t": pa.table({"id": [7, 8], "v": [1, 2]})}
+    batch = make_batch(query, [first, second])
+    one, two = batch.split(evaluate(batch.query, batch.tables).table)
+    assert one.to_pylist() == [{"id": 3, "s": 50}, {"id": 2, "s": 30}]
+    assert two.to_pylist() == [{"id": 7, "s": 1}]
+
+
+def test_windows_joins_and_groups_never_cross_cases() -> None:
+    query = parse("SELECT t.k, count(*) AS n, sum(count(*)) OVER () AS total "
+                  "FROM t JOIN u ON t.k = u.k GROUP BY t.k")
+    tables = [{"t": pa.table({"k": [1, 2]}), "u": pa.table({"k": [1, 1]})},
+              {"t": pa.table({"k": [1]}), "u": pa.table({"k": [1, 2]})},
+              {"t": pa.table({"k": pa.array([], pa.int64())}), "u": pa.table({"k": [1]})}]
+    batch = make_batch(query, tables)
+    answers = batch.split(evaluate(batch.query, batch.tables).table)
+    assert [a.to_pylist() for a in answers] == [
+        [{"k": 1, "n": 2, "total": 2}], [{"k": 1, "n": 1, "total": 1}], []]
+
+
+@pytest.mark.parametrize("sql, reason", [
+    ("SELECT count(*) AS n FROM t", "aggregate without GROUP BY"),
+    ("SELECT id, row_number() OVER (ORDER BY id) AS r FROM t LIMIT 2", "LIMIT without ORDER BY"),
+    ("SELECT * FROM (SELECT id FROM t) AS q", "SELECT *"),
+])
+def test_shapes_that_would_change_meaning_are_refused(sql: str, reason: str) -> None:
+    with pytest.raises(NotBatchable, match=reason.split()[0]):
+        batch_query(parse(sql))
+
+
+def test_split_refuses_rows_of_unknown_cases() -> None:
+    answer = pa.table({"x": [1, 2], CASE_ID: [0, 5]})
+    with pytest.raises(NotBatchable, match="unknown cases"):
+        split_answer(answer, 2)
