@@ -61,6 +61,8 @@ class Verdict(Enum):
     TIMEOUT = "timeout"
     SUSPECT_REFERENCE = "suspect-reference"
     INCONCLUSIVE = "inconclusive"
+    # Identical runs of one query on one engine (and profile) were judged differently.
+    NONDETERMINISTIC = "nondeterministic"
 
 
 PASSING = frozenset({Verdict.MATCH, Verdict.UNSUPPORTED})

@@ -11,6 +11,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 import pyarrow as pa
 
@@ -27,6 +28,7 @@ from harness.errors import (
     Unsupported,
 )
 from harness.instrument import Plan, has_unordered_sensitive_window, instrument, with_rowid
+from harness.model import BinaryOp, BinaryOperator, FuncCall, Query, SortKey, walk
 from harness.oracle import Oracle
 from harness.semantics import STANDARD, SemanticsProfile
 
@@ -43,6 +45,8 @@ class Result:
     # The engine's raw answer (hidden witness columns included), kept for
     # findings and replay; never part of the JSON verdict.
     answer: pa.Table | None = field(default=None, repr=False, compare=False)
+    # For a nondeterministic verdict: each distinct answer of the identical runs.
+    distinct_answers: tuple[pa.Table | None, ...] = field(default=(), repr=False, compare=False)
 
     def named(self, engine: str) -> Result:
         return replace(self, engine=engine)
@@ -103,19 +107,55 @@ class _Prepared:
     seconds: float = 0.0  # the reference's own evaluation time
 
     def under(self, profile: SemanticsProfile) -> _Judged:
-        """The reference evaluated under `profile`, once per profile."""
+        """The reference evaluated under `profile`: once per profile, and once for
+        profiles that differ only in knobs this query never touches."""
         if profile not in self.by_profile:
-            t0 = time.perf_counter()
-            judged = _Judged(Oracle(self.plan.unlimited, self.tables, profile))
-            try:
-                judged.oracle.evaluate()
-            except EvaluationError as e:
-                judged.invalid = e
-            except ReferenceGap as e:
-                judged.gap = e
-            self.by_profile[profile] = judged
-            self.seconds += time.perf_counter() - t0
+            key = effective_knobs(profile, self.plan.query)
+            same = next((j for p, j in self.by_profile.items()
+                         if effective_knobs(p, self.plan.query) == key), None)
+            self.by_profile[profile] = same if same is not None else self._evaluate(profile)
         return self.by_profile[profile]
+
+    def _evaluate(self, profile: SemanticsProfile) -> _Judged:
+        t0 = time.perf_counter()
+        judged = _Judged(Oracle(self.plan.unlimited, self.tables, profile))
+        try:
+            judged.oracle.evaluate()
+        except EvaluationError as e:
+            judged.invalid = e
+        except ReferenceGap as e:
+            judged.gap = e
+        self.seconds += time.perf_counter() - t0
+        return judged
+
+
+def _uses_function(*names: str) -> Callable[[list], bool]:
+    return lambda nodes: any(isinstance(n, FuncCall) and n.name in names for n in nodes)
+
+
+# When a profile knob can change a query's answer. A knob not listed here
+# always counts (a new knob is never silently ignored).
+_KNOB_TOUCHED_BY: dict[str, Callable[[list], bool]] = {
+    "null_ordering": lambda nodes: any(isinstance(n, SortKey) and n.nulls is None for n in nodes),
+    "integer_division": lambda nodes: any(isinstance(n, BinaryOp) and n.op is BinaryOperator.DIV
+                                          for n in nodes),
+    "sum_overflow": _uses_function("sum"),
+    "avg_of_integers": _uses_function("avg"),
+    "avg_of_decimals": _uses_function("avg"),
+    "array_agg": _uses_function("array_agg"),
+}
+
+
+@lru_cache(maxsize=256)
+def _touched_knobs(query: Query) -> frozenset[str]:
+    nodes = list(walk(query))
+    return frozenset(knob for knob in SemanticsProfile.__dataclass_fields__
+                     if knob != "name" and _KNOB_TOUCHED_BY.get(knob, lambda _: True)(nodes))
+
+
+def effective_knobs(profile: SemanticsProfile, query: Query) -> tuple:
+    """The profile's values of the knobs that can change `query`'s answer."""
+    return tuple((knob, getattr(profile, knob)) for knob in sorted(_touched_knobs(query)))
 
 
 def start_engines(engines: Sequence[Engine], into: RunResults) -> None:
@@ -143,29 +183,44 @@ def run_cases(
 def run_case(case: Case, engines: Sequence[Engine], clock: Counter | None = None) -> list[Result]:
     """One verdict per engine. The reference is always judged against the case's
     rows (it is the oracle), and listed only when it is among `engines`."""
-    prepared = _prepare(case)
-    reference = _judge_reference(prepared)
-    # Engines that accept an unordered row_number get a witness for windows
-    # without ORDER BY too (a second instrumented query, judged on its own).
-    witnessed = (_prepare(case, unordered_witness=True)
-                 if has_unordered_sensitive_window(case.query) else prepared)
-    results, judged, implementations = [], [], {}
+    prepared = PreparedCase(case)
+    results = []
     for engine in engines:
         t0 = time.perf_counter()
         if engine.is_reference:
-            result = reference.named(engine.name)
+            result = prepared.reference.named(engine.name)
         else:
-            accepts = "row_number" not in engine.dialect.needs_order_by
-            result = _judge_engine(witnessed if accepts else prepared, engine)
-        result.seconds = time.perf_counter() - t0 + (prepared.seconds if engine.is_reference else 0)
+            result = _judge_engine(prepared.for_engine(engine), engine)
+        result.seconds = time.perf_counter() - t0 + (prepared.plain.seconds if engine.is_reference else 0)
         if clock is not None:
             clock[engine.name] += result.seconds
         results.append(result)
-        if not engine.is_reference:
-            judged.append(result)
-            implementations[engine.name] = engine.implementation
-    _flag_suspect_reference(prepared, reference, judged, implementations)
+    prepared.flag_suspect_reference(results, engines)
     return results
+
+
+class PreparedCase:
+    """A case instrumented and evaluated on the reference, ready for engines.
+
+    Engines that accept an unordered row_number get a witness for windows
+    without ORDER BY too (a second instrumented query, judged on its own).
+    """
+
+    def __init__(self, case: Case) -> None:
+        self.case = case
+        self.plain = _prepare(case)
+        self.reference = _judge_reference(self.plain)
+        self.witnessed = (_prepare(case, unordered_witness=True)
+                          if has_unordered_sensitive_window(case.query) else self.plain)
+
+    def for_engine(self, engine: Engine) -> _Prepared:
+        accepts = "row_number" not in engine.dialect.needs_order_by
+        return self.witnessed if accepts else self.plain
+
+    def flag_suspect_reference(self, results: list[Result], engines: Sequence[Engine]) -> None:
+        implementations = {e.name: e.implementation for e in engines if not e.is_reference}
+        judged = [r for r in results if r.engine in implementations]
+        _flag_suspect_reference(self.plain, self.reference, judged, implementations)
 
 
 def _prepare(case: Case, unordered_witness: bool = False) -> _Prepared:
@@ -217,24 +272,33 @@ def _judge_engine(p: _Prepared, engine: Engine) -> Result:
     except InvalidQuery as e:  # the writer could not spell the model: a harness bug
         result.detail = f"the harness cannot render this query: {e}"
         return result
-    except Unsupported as e:
-        result.verdict, result.detail = Verdict.UNSUPPORTED, e.feature
-        return result
-    except EngineCrash as e:
-        result.verdict, result.detail = Verdict.CRASH, e.message
-        return result
-    except EngineTimeout as e:
-        result.verdict, result.detail = Verdict.TIMEOUT, e.message
-        return result
-    except EngineError as e:
+    except (Unsupported, EngineCrash, EngineTimeout, EngineError) as e:
+        return _failed(result, e, ref, engine)
+    return judge_answer(p, engine, result, answer)
+
+
+def _failed(result: Result, error: Exception, ref: _Judged, engine: Engine) -> Result:
+    """The verdict of an engine that gave no answer."""
+    if isinstance(error, Unsupported):
+        result.verdict, result.detail = Verdict.UNSUPPORTED, error.feature
+    elif isinstance(error, EngineCrash):
+        result.verdict, result.detail = Verdict.CRASH, error.message
+    elif isinstance(error, EngineTimeout):
+        result.verdict, result.detail = Verdict.TIMEOUT, error.message
+    elif isinstance(error, EngineError):
         if ref.invalid is not None:
             result.verdict = Verdict.MATCH
-            result.notes = (f"rejected, as the definition requires: {e.message}",)
-        elif engine.dialect.says_not_implemented(e.message):
-            result.verdict, result.detail = Verdict.UNSUPPORTED, f"the engine says: {e.message}"
+            result.notes = (f"rejected, as the definition requires: {error.message}",)
+        elif engine.dialect.says_not_implemented(error.message):
+            result.verdict, result.detail = Verdict.UNSUPPORTED, f"the engine says: {error.message}"
         else:
-            result.detail = e.message
-        return result
+            result.verdict, result.detail = Verdict.ERROR, error.message
+    return result
+
+
+def judge_answer(p: _Prepared, engine: Engine, result: Result, answer: pa.Table) -> Result:
+    """Judge an engine's answer to the prepared case against the reference."""
+    ref = p.under(engine.dialect.semantics)
     result.answer = answer
     if ref.invalid is not None:
         result.verdict = Verdict.MISMATCH
@@ -300,3 +364,38 @@ def _flag_suspect_reference(
     for r in engines:
         r.detail = f"{reason}; against the reference: {r.verdict.value} {r.detail}".strip()
         r.verdict = Verdict.SUSPECT_REFERENCE
+
+
+# -- non-determinism ----------------------------------------------------------------
+
+
+def rerun(case: Case, engine: Engine, first: Result, times: int) -> Result:
+    """`first` if `times` more identical runs of the case on the engine are judged
+    the same; else a `nondeterministic` result that keeps each distinct answer.
+
+    Only verdicts are compared: two runs may order tied rows differently and
+    both be right, which the comparator already accepts.
+    """
+    prepared = PreparedCase(case).for_engine(engine)
+    runs = [first] + [_judge_engine(prepared, engine) for _ in range(times)]
+    verdicts = Counter(r.verdict.value for r in runs)
+    if len(verdicts) == 1:
+        return first
+    distinct: list[Result] = []
+    for r in runs:
+        if all(_answer_key(r) != _answer_key(d) for d in distinct):
+            distinct.append(r)
+    seen = ", ".join(f"{v} x{n}" for v, n in verdicts.most_common())
+    detail = (f"{len(runs)} identical runs were judged {seen}; {len(distinct)} distinct answers; "
+              f"first {first.verdict.value}: {first.detail}")
+    return replace(first, verdict=Verdict.NONDETERMINISTIC, detail=detail,
+                   notes=(*first.notes, *(f"answer {i + 1}: {r.verdict.value} {r.detail}"[:300]
+                                          for i, r in enumerate(distinct))),
+                   distinct_answers=tuple(r.answer for r in distinct))
+
+
+def _answer_key(result: Result) -> object:
+    """An answer as a bag of rows (row order aside), or its error."""
+    if result.answer is None:
+        return (result.verdict.value, result.detail)
+    return sorted(map(repr, result.answer.to_pylist()))

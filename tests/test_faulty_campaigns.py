@@ -15,18 +15,18 @@ from random import Random
 
 import pytest
 
-from harness.campaign.loop import CampaignConfig, run_campaign
+from harness.campaign.loop import CampaignConfig, regenerate, run_campaign
 from harness.campaign.majority import ENGINE_VS_ALL
 from harness.campaign.store import CASES as CASES_FILE
 from harness.cases import load_case
 from harness.compare import Verdict
 from harness.engines.registry import get_engine
-from harness.generate.cases import generate_case
 from harness.runner import run_case
 
 FAULTS = ["range-offset", "desc-nulls", "exclude-ties", "tie-value", "ntile", "ignore-nulls",
           "float-sum-6"]
-CASES = 400
+CASES = 800
+BATCH = 2  # pairs of siblings: the batched path, and as many query shapes as 400 cases alone
 MAX_ROWS = 10
 CONTROL = "duckdb~peer-shuffle"
 CONTROL_CASES = 10_000
@@ -38,7 +38,7 @@ def test_faulty_engine_is_found_and_reduced(tmp_path, fault):
     # Plain DuckDB runs alongside: a finding only the faulty engine shows is
     # classified engine-vs-all-others (DuckDB's own bugs show on both).
     result = run_campaign(CampaignConfig(
-        seed=20261122, engines=("duckdb", engine), out=tmp_path / fault, cases=CASES, reduce=True,
+        seed=20261122, engines=("duckdb", engine), out=tmp_path / fault, cases=CASES, batch_size=BATCH, reduce=True,
         reduce_seconds=30, isolate=False, metamorphic_share=0, stop_when=ENGINE_VS_ALL))
     mine = [f for f in result.findings if f["engine"] == engine and f["classification"] == ENGINE_VS_ALL]
     assert mine, f"{CASES} cases did not find the planted bug in {engine}"
@@ -65,9 +65,9 @@ def test_faulty_control_peer_shuffling_engine_gives_no_finding(tmp_path):
     must reproduce on plain DuckDB under some other input order.
     """
     out = tmp_path / "shuffle"
-    result = run_campaign(CampaignConfig(
-        seed=7, engines=("duckdb", CONTROL), out=out, cases=CONTROL_CASES, jobs=2,
-        reduce=False, isolate=False, metamorphic_share=0, data="tie-heavy"))
+    config = CampaignConfig(seed=7, engines=("duckdb", CONTROL), out=out, cases=CONTROL_CASES, jobs=2,
+                            reduce=False, isolate=False, metamorphic_share=0, data="tie-heavy")
+    result = run_campaign(config)
     assert result.summary["cases"] == CONTROL_CASES
     lines = [json.loads(t) for t in (out / CASES_FILE).read_text().splitlines()]
     differ = [x for x in lines if x["verdicts"].get(CONTROL) != x["verdicts"].get("duckdb")]
@@ -77,7 +77,7 @@ def test_faulty_control_peer_shuffling_engine_gives_no_finding(tmp_path):
     # order hid: plain DuckDB fails the same case given its rows in another order.
     worse = [x for x in differ if x["verdicts"][CONTROL] not in ("inconclusive", "match")]
     unexplained = [x["seed"] for x in worse if not duckdb_fails_under_some_input_order(
-        generate_case(x["seed"], picks=x["picks"], data="tie-heavy").case)]
+        regenerate(x, config).case)]
     assert unexplained == []
     # Both must stay rare, or this test would prove little.
     assert len(differ) <= 0.01 * CONTROL_CASES, len(differ)

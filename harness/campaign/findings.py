@@ -27,7 +27,7 @@ from harness.runner import Result, run_case
 
 FINDING_VERDICTS = frozenset({
     Verdict.MISMATCH, Verdict.TYPE_MISMATCH, Verdict.ERROR, Verdict.CRASH, Verdict.TIMEOUT,
-    Verdict.SUSPECT_REFERENCE,
+    Verdict.SUSPECT_REFERENCE, Verdict.NONDETERMINISTIC,
 })
 HIDDEN_PREFIX = "__wh_"
 
@@ -98,7 +98,7 @@ class FindingMaker:
                seed: str, generated) -> dict:
         from harness import __version__
 
-        return {
+        record = {
             "signature": sig.text,
             "key": sig.key,
             "engine": result.engine,
@@ -109,6 +109,9 @@ class FindingMaker:
             "harness_version": __version__,
             "engines": engine_records(results, self.versions()),
         }
+        if result.distinct_answers:  # a nondeterministic verdict keeps every answer seen
+            record["distinct_answers"] = [user_answer(t) for t in result.distinct_answers]
+        return record
 
     # -- reduction ------------------------------------------------------------------
 

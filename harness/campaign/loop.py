@@ -1,20 +1,29 @@
 """The fuzz loop: generate a case, run it everywhere, judge it, keep what is new.
 
 One campaign is a seed and a list of engines. Case i has the seed
-"{campaign seed}/{i}"; its schema, data and query come from sub-streams of
-it (`harness.generate`), so any case reproduces from its seed and the
-generator's steering choices (`picks`, stored per case). Each case:
+"{campaign seed}/{i}". Cases come in groups of `batch_size` siblings: case
+g*B (B the batch size) is drawn whole from its seed (`harness.generate`),
+steered towards the least-covered grid cells; the other cases of its group
+share its query and schemas and draw their own rows from their own seeds.
+So any case reproduces from its seed, its group's first seed (`shape`) and
+the steering choices (`picks`), all stored per case. Each group:
 
-1. is generated (steered towards the least-covered grid cells);
-2. runs on the reference and on every engine (each engine in its own worker
-   process: a crash or a hang is that case's verdict, and the engine restarts);
+1. is generated;
+2. runs batched (`harness.batch_runner`: one query per engine for the whole
+   group), except a seeded share of its cases (`unbatched_share`), which run
+   alone as a check on batching itself (it changes the plan). Every engine
+   runs in its own worker process: a crash or a hang is a verdict, and the
+   engine restarts;
 3. is judged against the reference under each engine's semantics profile;
+   a batched verdict that is not a pass is confirmed by running the case
+   alone, and a finding is re-run `reruns` times: verdicts that change
+   between identical runs make it `nondeterministic`;
 4. sometimes also gets a metamorphic check on each engine (no reference);
-5. is recorded (one line, flushed); each finding is signed, classified by the
-   majority view, and the first case of a new signature is saved as a case
-   file and reduced.
+5. is recorded (one line per case, flushed); each finding is signed,
+   classified by the majority view, and the first case of a new signature is
+   saved as a case file and reduced.
 
-With `jobs` > 1 the indices are dealt round-robin to shard processes, each
+With `jobs` > 1 the groups are dealt round-robin to shard processes, each
 with its own engines; the parent alone writes the campaign's files.
 """
 
@@ -28,11 +37,15 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from random import Random
 
+from harness.batch_runner import CaseRun, run_batch
+from harness.batching import NotBatchable
 from harness.campaign.findings import FindingMaker, findings_of
 from harness.campaign.steer import CoverageSteer, case_cells, data_shapes
 from harness.campaign.store import CampaignStore, Progress
+from harness.compare import Verdict
 from harness.engines.base import Engine
-from harness.runner import run_case
+from harness.generate.cases import GeneratedCase
+from harness.runner import Result, rerun, run_case
 
 
 @dataclass(frozen=True)
@@ -51,6 +64,11 @@ class CampaignConfig:
     steer: bool = True
     metamorphic_share: float = 0.1  # cases that also get a metamorphic check per engine
     data: str = "default"  # the data preset: "default" or "tie-heavy" (small domains, many ties)
+    batch_size: int = 20  # sibling cases per query shape, answered by one batched query
+    unbatched_share: float = 0.1  # cases that run alone all the same (batching changes the plan)
+    reruns: int = 3  # identical re-runs of a finding, to tell a nondeterministic answer
+    rows: int | None = None  # fixed table sizes and window counts (benchmarks)
+    windows: int | None = None
     # Stop once a new finding of this classification shows (e.g. "engine-vs-all-others").
     stop_when: str | None = None
     engine_options: dict = field(default_factory=dict)
@@ -64,6 +82,24 @@ class CampaignConfig:
 
 def case_seed(campaign_seed: int, index: int) -> str:
     return f"{campaign_seed}/{index}"
+
+
+def regenerate(line: dict, config: CampaignConfig) -> GeneratedCase:
+    """A campaign's case again, from its line in cases.jsonl: its group's first
+    case (`shape`, with the stored picks), then its own rows if it is a sibling."""
+    from harness.generate.cases import Limits, generate_case, generate_sibling
+
+    limits = Limits(config.rows, config.windows)
+    shape_seed = line.get("shape", line["seed"])
+    shape = generate_case(shape_seed, picks=line.get("picks"), data=config.data, limits=limits)
+    if shape_seed == line["seed"]:
+        return shape
+    return generate_sibling(shape, line["seed"], config.data, limits)
+
+
+def runs_alone(seed: str, share: float) -> bool:
+    """Whether a case runs unbatched: its own seeded draw, never the engines'."""
+    return Random(f"{seed}/unbatched").random() < share
 
 
 # -- one shard ---------------------------------------------------------------------
@@ -85,66 +121,144 @@ class Shard:
         self.engines = make_engines(config)
         self.maker = FindingMaker(config, self.engines, findings_dir, set(progress.findings))
 
-    def indices(self, deadline: float | None) -> Iterator[int]:
-        i = self.job
-        while self.config.cases is None or i < self.config.cases:
+    def groups(self, deadline: float | None) -> Iterator[list[int]]:
+        """This shard's groups of sibling cases (those not done yet): g*B .. g*B+B-1
+        for g = job, job + jobs, ..."""
+        size, g = max(1, self.config.batch_size), self.job
+        while self.config.cases is None or g * size < self.config.cases:
             if deadline is not None and time.time() >= deadline:
                 return
-            if i not in self.done:
-                yield i
-            i += self.config.jobs
+            end = (g + 1) * size if self.config.cases is None else min((g + 1) * size, self.config.cases)
+            todo = [i for i in range(g * size, end) if i not in self.done]
+            if todo:
+                yield todo
+            g += self.config.jobs
 
     def run(self, emit: Emit, deadline: float | None) -> None:
         try:
             for engine in self.engines:
                 engine.start()
-            for index in self.indices(deadline):
-                self.run_case(index, emit)
+            for group in self.groups(deadline):
+                self.run_group(group, emit)
                 if self.config.stop_when in self.maker.found:
                     break
         finally:
             for engine in self.engines:
                 engine.close()
 
-    def run_case(self, index: int, emit: Emit) -> None:
-        """One case; a harness bug (an exception) is recorded as a finding, not fatal."""
-        recorded: list[str] = []
-
-        def tracking(line: dict) -> None:
-            recorded.append(line["kind"])
-            emit(line)
-
+    def run_group(self, indices: list[int], emit: Emit) -> None:
+        """One group; a harness bug (an exception) is recorded as a finding, not fatal."""
         try:
-            self._run_case(index, tracking)
+            generated = self._generate(indices)
         except Exception as e:  # noqa: BLE001 (a long campaign must outlive one bad case)
-            seed = case_seed(self.config.seed, index)
-            if "case" not in recorded:
-                emit({"kind": "case", "index": index, "seed": seed, "verdicts": {"harness": "error"}})
-            emit(harness_error_line(index, seed, e))
+            for index in indices:
+                self._harness_error(index, e, emit, recorded=False)
+            return
+        seeds = {i: case_seed(self.config.seed, i) for i in indices}
+        together = [i for i in indices if not runs_alone(seeds[i], self.config.unbatched_share)]
+        runs: dict[int, CaseRun] = {}
+        if len(together) >= 2 and self.config.batch_size > 1:
+            try:
+                batch = run_batch([generated[i][0].case for i in together], self.engines)
+                runs.update(zip(together, batch, strict=True))
+            except Exception:  # noqa: BLE001 (each case then runs alone and reports for itself)
+                runs.clear()
+        for index in indices:
+            recorded: list[str] = []
 
-    def _run_case(self, index: int, emit: Emit) -> None:
-        from harness.generate.cases import generate_case
+            def tracking(line: dict, recorded: list[str] = recorded) -> None:
+                recorded.append(line["kind"])
+                emit(line)
 
-        seed = case_seed(self.config.seed, index)
+            try:
+                self._record_case(index, generated[index], runs.get(index), tracking)
+            except Exception as e:  # noqa: BLE001 (a long campaign must outlive one bad case)
+                self._harness_error(index, e, emit, recorded="case" in recorded)
+
+    def _generate(self, indices: list[int]) -> dict[int, tuple[GeneratedCase, float]]:
+        """Each case of the group and the seconds its generation took."""
+        from harness.generate.cases import Limits, generate_case, generate_sibling
+
+        config = self.config
+        limits = Limits(config.rows, config.windows)
+        size = max(1, config.batch_size)
+        first = indices[0] - indices[0] % size
         t0 = time.perf_counter()
-        generated = generate_case(seed, steer=self.steer, data=self.config.data)
-        case = generated.case
-        generation = time.perf_counter() - t0
-        results = run_case(case, self.engines)
-        cells, shapes = case_cells(case), data_shapes(case)
+        shape = generate_case(case_seed(config.seed, first), steer=self.steer, data=config.data, limits=limits)
+        out = {first: (shape, time.perf_counter() - t0)}
+        for index in indices:
+            if index != first:
+                t0 = time.perf_counter()
+                sibling = generate_sibling(shape, case_seed(config.seed, index), config.data, limits)
+                out[index] = (sibling, time.perf_counter() - t0)
         if self.steer is not None:
-            self.steer.record(cells, shapes)
+            self.steer.record(case_cells(shape.case), data_shapes(shape.case))
+        return out
+
+    def _harness_error(self, index: int, error: Exception, emit: Emit, recorded: bool) -> None:
+        seed = case_seed(self.config.seed, index)
+        if not recorded:
+            emit({"kind": "case", "index": index, "seed": seed, "verdicts": {"harness": "error"}})
+        emit(harness_error_line(index, seed, error))
+
+    def _record_case(self, index: int, drawn: tuple[GeneratedCase, float], run: CaseRun | None,
+                     emit: Emit) -> None:
+        generated, generation = drawn
+        seed, case = case_seed(self.config.seed, index), generated.case
+        if run is None:  # not batched: the case alone
+            run = CaseRun(run_case(case, self.engines))
+        results = [self._settled(case, r) for r in run.results]
         metamorphic = self._metamorphic(seed, case, emit, index)
+        size = max(1, self.config.batch_size)
         emit({
-            "kind": "case", "index": index, "seed": seed, "picks": list(generated.picks),
+            "kind": "case", "index": index, "seed": seed,
+            "shape": case_seed(self.config.seed, index - index % size), "picks": list(generated.picks),
+            "batched": sorted(run.batched),
             "verdicts": {r.engine: r.verdict.value for r in results},
             "seconds": {r.engine: round(r.seconds, 5) for r in results},
             "generation_seconds": round(generation, 5),
-            "cells": cells, "shapes": shapes, "metamorphic": metamorphic,
+            "cells": case_cells(case), "shapes": data_shapes(case), "metamorphic": metamorphic,
         })
         for result in findings_of(results):
             for line in self.maker.make(index, seed, generated, results, result):
                 emit(line)
+        for doubt in run.unconfirmed:
+            for line in self._batched_only(index, seed, generated, doubt):
+                emit(line)
+
+    def _settled(self, case, result: Result) -> Result:
+        """A finding's verdict after `reruns` identical runs (nondeterministic if they differ)."""
+        if self.config.reruns <= 0 or result not in findings_of([result]) or result.engine == "reference":
+            return result
+        engine = next((e for e in self.engines if e.name == result.engine), None)
+        if engine is None or engine.is_reference or result.verdict is Verdict.TIMEOUT:
+            return result
+        return rerun(case, engine, result, self.config.reruns)
+
+    def _batched_only(self, index: int, seed: str, generated: GeneratedCase, doubt: Result) -> Iterator[dict]:
+        """A batched verdict the case alone did not reproduce. Batching changed the
+        plan (a PARTITION BY the case id), so the batched query over this case's
+        rows alone is a query of its own: run as a plain case, its findings are
+        reported like any other. If it does not reproduce either, the verdict
+        needed the other cases' rows: recorded as a `batched-only` finding."""
+        from harness.batch_runner import batch_of_one
+        from harness.campaign.signature import Signature
+
+        try:
+            single = batch_of_one(generated.case)
+        except NotBatchable:
+            single = None
+        if single is not None:
+            results = run_case(single, self.engines)
+            same = [r for r in findings_of(results) if r.engine == doubt.engine]
+            if same:
+                for result in same:
+                    yield from self.maker.make(index, seed, replace(generated, case=single), results, result)
+                return
+        sig = Signature(doubt.engine, f"batched-only-{doubt.verdict.value}", ())
+        yield {"kind": "finding", "key": sig.key, "signature": sig.text, "engine": doubt.engine,
+               "verdict": sig.verdict, "classification": "batched-only", "case": index, "seed": seed,
+               "file": "", "detail": f"{doubt.detail} (batched SQL: {doubt.sql})"[:500]}
 
     def _metamorphic(self, seed: str, case, emit: Emit, index: int) -> dict[str, str]:
         """Sometimes: every relation that applies, checked on each engine alone."""
