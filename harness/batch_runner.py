@@ -10,11 +10,12 @@ fewer engine calls (see `harness.batching` for the rewrite):
    judged exactly as the case's own answer would be;
 3. a case the batch cannot answer (the batched query failed, the case is
    invalid by definition, the shape does not batch) runs on its own;
-4. a case where any batched verdict is not a pass is run again on its own,
-   and those unbatched verdicts are the ones reported: every finding is
-   confirmed unbatched. A batched verdict the case alone does not reproduce
-   is kept as `unconfirmed` (batching changed the plan: the campaign
-   re-checks it in the batch-of-one form, see `batch_of_one`).
+4. a batched verdict that is not a pass is replaced by that engine's verdict
+   on the case alone: every finding is confirmed unbatched. A batched
+   verdict the case alone does not reproduce is kept as `unconfirmed`
+   (batching changed the plan: the campaign re-checks it in the
+   batch-of-one form, see `batch_of_one`);
+5. the suspect-reference check runs over the final verdicts.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from harness.compare import PASSING, Verdict
 from harness.engines.base import Engine
 from harness.errors import EngineCrash, EngineError, EngineTimeout, InvalidQuery, Unsupported
 from harness.model import ColumnDef, TableSchema
-from harness.runner import PreparedCase, Result, _judge_engine, _Prepared, judge_answer, run_case
+from harness.runner import PreparedCase, Result, _judge_engine, _Prepared, judge_answer
 from harness.types import INT64
 
 
@@ -45,10 +46,15 @@ class CaseRun:
     # Batched verdicts that the case run alone did not reproduce (its unbatched
     # verdicts are the ones in `results`).
     unconfirmed: list[Result] = field(default_factory=list)
+    # The reference's own verdict (judged against the case's rows), for a
+    # caller that adds other engines' verdicts and then flags a suspect reference.
+    reference: Result | None = None
 
 
-def run_batch(cases: Sequence[Case], engines: Sequence[Engine], clock: Counter | None = None) -> list[CaseRun]:
-    """Verdicts for sibling cases (one query, one set of table schemas)."""
+def run_batch(cases: Sequence[Case], engines: Sequence[Engine], clock: Counter | None = None,
+              flag: bool = True) -> list[CaseRun]:
+    """Verdicts for sibling cases (one query, one set of table schemas). With
+    `flag=False` the suspect-reference check is the caller's (see `run_case`)."""
     if not cases:
         return []
     if any(c.query != cases[0].query or c.schemas != cases[0].schemas for c in cases[1:]):
@@ -66,25 +72,37 @@ def run_batch(cases: Sequence[Case], engines: Sequence[Engine], clock: Counter |
         if clock is not None:
             clock[engine.name] += sum(r.seconds for r in column)
         columns.append(column)
+    by_name = {e.name: e for e in engines}
     runs = []
     for i, p in enumerate(prepared):
         results = [column[i] for column in columns]
-        p.flag_suspect_reference(results, engines)
         from_batch = frozenset(name for name, flags in batched.items() if flags[i])
-        runs.append(_confirmed(p.case, results, from_batch, engines, clock))
+        run = _confirmed(p, results, from_batch, by_name, clock)
+        if flag:
+            p.flag_suspect_reference(run.results, engines)
+        runs.append(run)
     return runs
 
 
-def _confirmed(case: Case, results: list[Result], from_batch: frozenset[str],
-               engines: Sequence[Engine], clock: Counter | None) -> CaseRun:
-    """The batch's verdicts where they all pass; else the case's own, unbatched."""
-    doubtful = [r for r in results if r.engine in from_batch and r.verdict not in PASSING]
-    if not doubtful and all(r.verdict is not Verdict.SUSPECT_REFERENCE for r in results):
-        return CaseRun(results, from_batch)
-    alone = run_case(case, engines, clock)
-    verdicts = {r.engine: r.verdict for r in alone}
-    unconfirmed = [r for r in doubtful if verdicts.get(r.engine) is not r.verdict]
-    return CaseRun(alone, frozenset(), unconfirmed)
+def _confirmed(prepared: PreparedCase, results: list[Result], from_batch: frozenset[str],
+               engines: dict[str, Engine], clock: Counter | None) -> CaseRun:
+    """The batch's verdicts where they pass; elsewhere the engine's verdict on the case alone."""
+    final, unconfirmed, still = [], [], set(from_batch)
+    for result in results:
+        if result.engine not in from_batch or result.verdict in PASSING:
+            final.append(result)
+            continue
+        engine = engines[result.engine]
+        t0 = time.perf_counter()
+        alone = _judge_engine(prepared.for_engine(engine), engine)
+        alone.seconds = time.perf_counter() - t0
+        if clock is not None:
+            clock[engine.name] += alone.seconds
+        if alone.verdict is not result.verdict:
+            unconfirmed.append(result)
+        final.append(alone)
+        still.discard(result.engine)
+    return CaseRun(final, frozenset(still), unconfirmed, prepared.reference)
 
 
 def _engine_column(prepared: list[_Prepared], engine: Engine) -> tuple[list[Result], list[bool]]:

@@ -113,7 +113,9 @@ def stack_tables(per_case: Sequence[Mapping[str, pa.Table]]) -> dict[str, pa.Tab
             raise NotBatchable(f"the cases of a batch give table {name!r} different column types")
         tagged = [p.append_column(CASE_ID, pa.array([i] * p.num_rows, pa.int64()))
                   for i, p in enumerate(parts)]
-        stacked[name] = pa.concat_tables(tagged)
+        # One chunk: PySpark 4.3.0's createDataFrame(pyarrow.Table) silently drops
+        # every row after an empty chunk (a case with no rows) — measured here.
+        stacked[name] = pa.concat_tables(tagged).combine_chunks()
     return stacked
 
 

@@ -180,9 +180,12 @@ def run_cases(
     return run
 
 
-def run_case(case: Case, engines: Sequence[Engine], clock: Counter | None = None) -> list[Result]:
+def run_case(case: Case, engines: Sequence[Engine], clock: Counter | None = None,
+             flag: bool = True) -> list[Result]:
     """One verdict per engine. The reference is always judged against the case's
-    rows (it is the oracle), and listed only when it is among `engines`."""
+    rows (it is the oracle), and listed only when it is among `engines`.
+    `flag=False` leaves the suspect-reference check to a caller that has more
+    engines' verdicts to add (`flag_suspect_reference`)."""
     prepared = PreparedCase(case)
     results = []
     for engine in engines:
@@ -195,7 +198,8 @@ def run_case(case: Case, engines: Sequence[Engine], clock: Counter | None = None
         if clock is not None:
             clock[engine.name] += result.seconds
         results.append(result)
-    prepared.flag_suspect_reference(results, engines)
+    if flag:
+        prepared.flag_suspect_reference(results, engines)
     return results
 
 
@@ -218,9 +222,15 @@ class PreparedCase:
         return self.witnessed if accepts else self.plain
 
     def flag_suspect_reference(self, results: list[Result], engines: Sequence[Engine]) -> None:
-        implementations = {e.name: e.implementation for e in engines if not e.is_reference}
-        judged = [r for r in results if r.engine in implementations]
-        _flag_suspect_reference(self.plain, self.reference, judged, implementations)
+        flag_suspect_reference(self.case, self.reference, results, engines)
+
+
+def flag_suspect_reference(case: Case, reference: Result, results: list[Result],
+                           engines: Sequence[Engine]) -> None:
+    """See `_flag_suspect_reference`; `reference` is the reference's own verdict."""
+    implementations = {e.name: e.implementation for e in engines if not e.is_reference}
+    judged = [r for r in results if r.engine in implementations]
+    _flag_suspect_reference(case, reference, judged, implementations)
 
 
 def _prepare(case: Case, unordered_witness: bool = False) -> _Prepared:
@@ -341,7 +351,7 @@ _JUDGED = (Verdict.MATCH, Verdict.MISMATCH, Verdict.TYPE_MISMATCH)
 
 
 def _flag_suspect_reference(
-    p: _Prepared, reference: Result, results: list[Result], implementations: dict[str, str]
+    case: Case, reference: Result, results: list[Result], implementations: dict[str, str]
 ) -> None:
     """The reference is the oracle, not the judge of last resort.
 
@@ -351,7 +361,7 @@ def _flag_suspect_reference(
     is suspect.
     """
     engines = [r for r in results if r.verdict in _JUDGED]
-    if p.case.expected is not None:
+    if case.expected is not None:
         if reference.verdict is Verdict.MATCH:
             return
         reason = "the reference fails this case's expected rows, so engines were not judged"

@@ -120,3 +120,13 @@ def test_split_refuses_rows_of_unknown_cases() -> None:
     answer = pa.table({"x": [1, 2], CASE_ID: [0, 5]})
     with pytest.raises(NotBatchable, match="unknown cases"):
         split_answer(answer, 2)
+
+
+def test_stacked_tables_are_one_chunk_even_with_empty_cases() -> None:
+    """PySpark 4.3.0 loads a pyarrow table only up to its first empty chunk
+    (a middle chunk of 0 rows drops every row after it), so a case with no
+    rows must not leave one behind."""
+    full, empty = {"t": pa.table({"x": [1, 2]})}, {"t": pa.table({"x": pa.array([], pa.int64())})}
+    stacked = stack_tables([full, empty, full])["t"]
+    assert stacked.num_rows == 4
+    assert [len(c) for c in stacked.column("x").chunks] == [4]

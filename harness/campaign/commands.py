@@ -47,6 +47,25 @@ def add_fuzz_parser(sub: argparse._SubParsersAction, engines_option, format_opti
     p.add_argument("--metamorphic-share", type=float, default=0.1,
                    help="share of cases that also get a metamorphic check on each engine "
                    "(default: %(default)s)")
+    p.add_argument("--batch-size", type=int, default=20,
+                   help="sibling cases per query shape, run as one batched query per engine; "
+                   "1 runs every case alone (default: %(default)s)")
+    p.add_argument("--unbatched-share", type=float, default=0.1,
+                   help="share of cases that run alone all the same, since batching changes "
+                   "the plan (default: %(default)s)")
+    p.add_argument("--reruns", type=int, default=3,
+                   help="identical re-runs of each finding; verdicts that change make it "
+                   "nondeterministic (default: %(default)s)")
+    spark = p.add_argument_group("campaigns as a Spark job")
+    spark.add_argument("--on-spark", action="store_true",
+                       help="run the shards as a Spark job (mapInArrow): cases are generated and run "
+                       "on the reference and the non-Spark engines in the executors, Spark-under-test "
+                       "runs from the driver; verdicts and findings also land as Parquet under --out")
+    target = spark.add_mutually_exclusive_group()
+    target.add_argument("--spark-master", metavar="URL",
+                        help="the Spark master for the job and for Spark-under-test (default: local[*])")
+    target.add_argument("--spark-remote", metavar="sc://HOST:PORT",
+                        help="a Spark Connect server: the job and Spark-under-test run there")
     format_option(p)
     p.set_defaults(command=cmd_fuzz)
 
@@ -61,6 +80,15 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         raise InvalidInput("must not be negative", "--cases")
     if not 0 <= args.metamorphic_share <= 1:
         raise InvalidInput("must be between 0 and 1", "--metamorphic-share")
+    if not 0 <= args.unbatched_share <= 1:
+        raise InvalidInput("must be between 0 and 1", "--unbatched-share")
+    if args.batch_size < 1:
+        raise InvalidInput("must be at least 1", "--batch-size")
+    if args.reruns < 0:
+        raise InvalidInput("must not be negative", "--reruns")
+    if args.spark_remote and not args.spark_remote.startswith("sc://"):
+        raise InvalidInput(f"{args.spark_remote!r} is not a Spark Connect URL (sc://HOST:PORT)",
+                           "--spark-remote")
     seed = args.seed
     if seed is None and args.resume and args.out is not None and (args.out / "campaign.json").exists():
         seed = json.loads((args.out / "campaign.json").read_text())["seed"]
@@ -68,18 +96,27 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         seed = int(time.time() * 1000) % 1_000_000_007
     out = args.out or Path("reports") / f"fuzz-{seed}"
     cases = args.cases if args.cases is not None or args.minutes is not None else 200
+    engines = tuple(_engine_list(args.engines))
     config = CampaignConfig(
-        seed=seed, engines=tuple(_engine_list(args.engines)), out=out, cases=cases,
+        seed=seed, engines=engines, out=out, cases=cases,
         minutes=args.minutes, jobs=args.jobs, resume=args.resume, reduce=args.reduce,
         reduce_seconds=args.reduce_seconds, timeout_seconds=args.timeout,
-        metamorphic_share=args.metamorphic_share,
+        metamorphic_share=args.metamorphic_share, batch_size=args.batch_size,
+        unbatched_share=args.unbatched_share, reruns=args.reruns,
+        engine_options=_spark_options(engines, args),
     )
     budget = f"{args.minutes:g} minutes" if args.minutes else f"{cases} cases"
-    print(f"fuzz: seed {seed}, engines {','.join(config.engines)}, {budget}, out {out}",
+    where = " as a Spark job" if args.on_spark else ""
+    print(f"fuzz: seed {seed}, engines {','.join(engines)}, {budget}, out {out}{where}",
           file=sys.stderr)
     line = _ProgressLine(sys.stderr.isatty())
     try:
-        result = run_campaign(config, listener=line.update)
+        if args.on_spark:
+            from harness.campaign.spark_job import run_on_spark
+
+            result = run_on_spark(config, args.spark_master, args.spark_remote, listener=line.update)
+        else:
+            result = run_campaign(config, listener=line.update)
     finally:
         line.clear()
     if args.format == "json":
@@ -89,6 +126,14 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     else:
         print(format_summary(result.summary, result.findings))
     return result.exit_code
+
+
+def _spark_options(engines: tuple[str, ...], args: argparse.Namespace) -> dict:
+    """Where Spark-under-test runs: --spark-master or --spark-remote (also without --on-spark)."""
+    url = args.spark_remote or args.spark_master
+    if url is None:
+        return {}
+    return {name: {"master": url} for name in engines if name.split("[", 1)[0] == "spark"}
 
 
 class _ProgressLine:

@@ -111,14 +111,15 @@ Emit = Callable[[dict], None]
 class Shard:
     """Cases job, job + jobs, job + 2*jobs, ... with this shard's own engines."""
 
-    def __init__(self, config: CampaignConfig, job: int, progress: Progress, findings_dir: Path):
+    def __init__(self, config: CampaignConfig, job: int, progress: Progress, findings_dir: Path,
+                 engines: list[Engine] | None = None):
         self.config = config
         self.job = job
         self.done = set(progress.done)
         self.steer = CoverageSteer() if config.steer else None
         if self.steer is not None:
             self.steer.record(progress.cells.elements())
-        self.engines = make_engines(config)
+        self.engines = engines if engines is not None else make_engines(config)
         self.maker = FindingMaker(config, self.engines, findings_dir, set(progress.findings))
 
     def groups(self, deadline: float | None) -> Iterator[list[int]]:
@@ -154,15 +155,7 @@ class Shard:
             for index in indices:
                 self._harness_error(index, e, emit, recorded=False)
             return
-        seeds = {i: case_seed(self.config.seed, i) for i in indices}
-        together = [i for i in indices if not runs_alone(seeds[i], self.config.unbatched_share)]
-        runs: dict[int, CaseRun] = {}
-        if len(together) >= 2 and self.config.batch_size > 1:
-            try:
-                batch = run_batch([generated[i][0].case for i in together], self.engines)
-                runs.update(zip(together, batch, strict=True))
-            except Exception:  # noqa: BLE001 (each case then runs alone and reports for itself)
-                runs.clear()
+        runs = self.judge(generated, indices)
         for index in indices:
             recorded: list[str] = []
 
@@ -174,6 +167,26 @@ class Shard:
                 self._record_case(index, generated[index], runs.get(index), tracking)
             except Exception as e:  # noqa: BLE001 (a long campaign must outlive one bad case)
                 self._harness_error(index, e, emit, recorded="case" in recorded)
+
+    def judge(self, generated: dict[int, tuple[GeneratedCase, float]], indices: list[int],
+              complete: bool = False, flag: bool = True) -> dict[int, CaseRun]:
+        """The verdicts of the group's batched cases (all of them with `complete`,
+        the others then run alone here too). A batch that raises leaves its
+        cases to run alone, each reporting for itself."""
+        together = [i for i in indices
+                    if not runs_alone(case_seed(self.config.seed, i), self.config.unbatched_share)]
+        runs: dict[int, CaseRun] = {}
+        if len(together) >= 2 and self.config.batch_size > 1:
+            try:
+                batch = run_batch([generated[i][0].case for i in together], self.engines, flag=flag)
+                runs.update(zip(together, batch, strict=True))
+            except Exception:  # noqa: BLE001 (each case then runs alone and reports for itself)
+                runs.clear()
+        if complete:
+            for i in indices:
+                if i not in runs:
+                    runs[i] = CaseRun(run_case(generated[i][0].case, self.engines, flag=flag))
+        return runs
 
     def _generate(self, indices: list[int]) -> dict[int, tuple[GeneratedCase, float]]:
         """Each case of the group and the seconds its generation took."""
