@@ -28,7 +28,8 @@ from harness.sql import parse
 from harness.types import from_arrow
 
 CONTROL = "duckdb~peer-shuffle"
-FAULTS = sorted(set(FAULTY) - {CONTROL})
+FLAKY = "duckdb~flaky"  # wrong on every other query: tests/test_nondeterminism.py
+FAULTS = sorted(set(FAULTY) - {CONTROL, FLAKY})
 
 
 def make_case(case_id: str, sql: str, **tables: pa.Table) -> Case:
@@ -152,7 +153,7 @@ def test_faulty_engine_is_caught_where_plain_duckdb_matches(name: str, fakes: di
     assert results[name].verdict is Verdict.MISMATCH, (results[name].verdict, results[name].detail)
 
 
-@pytest.mark.parametrize("name", sorted(FAULTY))
+@pytest.mark.parametrize("name", sorted(set(FAULTY) - {FLAKY}))
 def test_faulty_engine_matches_where_its_fault_does_not_fire(name: str, fakes: dict[str, Engine]) -> None:
     result = verdicts(NEUTRAL, fakes[name])[name]
     assert result.verdict is Verdict.MATCH, result.detail

@@ -236,7 +236,7 @@ class Shard:
             for line in self.maker.make(index, seed, generated, results, result):
                 emit(line)
         for doubt in run.unconfirmed:
-            for line in self._batched_only(index, seed, generated, doubt):
+            for line in self._batched_only(index, seed, generated, doubt, results):
                 emit(line)
 
     def _settled(self, case, result: Result) -> Result:
@@ -248,21 +248,32 @@ class Shard:
             return result
         return rerun(case, engine, result, self.config.reruns)
 
-    def _batched_only(self, index: int, seed: str, generated: GeneratedCase, doubt: Result) -> Iterator[dict]:
-        """A batched verdict the case alone did not reproduce. Batching changed the
-        plan (a PARTITION BY the case id), so the batched query over this case's
-        rows alone is a query of its own: run as a plain case, its findings are
-        reported like any other. If it does not reproduce either, the verdict
-        needed the other cases' rows: recorded as a `batched-only` finding."""
+    def _batched_only(self, index: int, seed: str, generated: GeneratedCase, doubt: Result,
+                      results: list[Result]) -> Iterator[dict]:
+        """A batched verdict the case alone did not reproduce. First, the case alone
+        is re-run: verdicts that change make it a nondeterministic finding. Else
+        batching changed the plan (a PARTITION BY the case id), so the batched
+        query over this case's rows alone is a query of its own: run as a plain
+        case, its findings are reported like any other. If it does not reproduce
+        either, the verdict needed the other cases' rows: a `batched-only` finding."""
         from harness.batch_runner import batch_of_one
         from harness.campaign.signature import Signature
+
+        engine = next(e for e in self.engines if e.name == doubt.engine)
+        alone = next(r for r in results if r.engine == doubt.engine)
+        if self.config.reruns > 0 and alone.verdict is not Verdict.NONDETERMINISTIC:
+            again = rerun(generated.case, engine, alone, self.config.reruns)
+            if again.verdict is Verdict.NONDETERMINISTIC:
+                settled = [again if r is alone else r for r in results]
+                yield from self.maker.make(index, seed, generated, settled, again)
+                return
 
         try:
             single = batch_of_one(generated.case)
         except NotBatchable:
             single = None
         if single is not None:
-            results = run_case(single, self.engines)
+            results = [self._settled(single, r) for r in run_case(single, self.engines)]
             same = [r for r in findings_of(results) if r.engine == doubt.engine]
             if same:
                 for result in same:

@@ -378,6 +378,29 @@ class FloatSumDuckDB(AlteredDuckDB):
         return answer
 
 
+class FlakyDuckDB(AlteredDuckDB):
+    """DuckDB whose integer window results are off by one on every other query it
+    runs (a counter, so runs are reproducible): identical runs disagree, which
+    the reruns of a finding must report as `nondeterministic`."""
+
+    name = "duckdb~flaky"
+    planted = "integer window results off by one on every second query"
+
+    def __init__(self, config: Mapping[str, str] | None = None) -> None:
+        super().__init__(config)
+        self._queries = 0
+
+    def alter_answer(self, answer: pa.Table, query: Query, sql: str) -> pa.Table:
+        self._queries += 1
+        if self._queries % 2 == 1 or not isinstance(query, Select):
+            return answer
+        for i, item in _user_items(query):
+            if window_exprs(item.expr) and pa.types.is_integer(answer.field(i).type):
+                values = answer.column(i).to_pylist()
+                return _with_column(answer, i, [None if v is None else v + 1 for v in values])
+        return answer
+
+
 # -- the control --------------------------------------------------------------------
 
 
@@ -417,6 +440,6 @@ FAULTY: dict[str, type[Engine]] = {
     cls.name: cls
     for cls in (
         RangeOffsetDuckDB, DescNullsDuckDB, ExcludeTiesDuckDB, TieValueDuckDB,
-        NtileDuckDB, IgnoreNullsDuckDB, FloatSumDuckDB, PeerShuffleDuckDB,
+        NtileDuckDB, IgnoreNullsDuckDB, FloatSumDuckDB, FlakyDuckDB, PeerShuffleDuckDB,
     )
 }
