@@ -49,7 +49,7 @@ def test_campaign_reports_a_flaky_engine_as_nondeterministic(tmp_path) -> None:
         reduce=False, isolate=False, metamorphic_share=0, reruns=3))
     flaky = [f for f in result.findings if f["engine"] == "duckdb~flaky"]
     assert flaky and all(f["verdict"] == "nondeterministic" for f in flaky), flaky
-    saved = yaml.safe_load((tmp_path / flaky[0]["file"]).read_text())
+    saved = yaml.safe_load((tmp_path / "c" / flaky[0]["file"]).read_text())
     assert len(saved["finding"]["distinct_answers"]) >= 2
     lines = [json.loads(t) for t in (tmp_path / "c" / "cases.jsonl").read_text().splitlines()]
     assert any(x["verdicts"]["duckdb~flaky"] == "nondeterministic" for x in lines)
