@@ -130,3 +130,30 @@ def test_stacked_tables_are_one_chunk_even_with_empty_cases() -> None:
     stacked = stack_tables([full, empty, full])["t"]
     assert stacked.num_rows == 4
     assert [len(c) for c in stacked.column("x").chunks] == [4]
+
+
+# -- on the engines ---------------------------------------------------------------------
+
+
+def _siblings(g: int, count: int) -> list:
+    shape = generate_case(f"engines/{g}", limits=Limits(rows=15, windows=3))
+    return [shape.case] + [generate_sibling(shape, f"engines/{g}/{i}", limits=Limits(rows=15, windows=3)).case
+                           for i in range(count - 1)]
+
+
+def test_run_batch_gives_each_engine_its_verdicts_alone(sql_engine, engines) -> None:
+    """Every engine's batched verdicts equal its verdicts on each case alone,
+    and most of them really came from the batched query."""
+    from harness.batch_runner import run_batch
+    from harness.runner import run_case
+
+    run_on = [engines.get("reference"), sql_engine]
+    from_batch = total = 0
+    for g in range(12):
+        cases = _siblings(g, 4)
+        for case, run in zip(cases, run_batch(cases, run_on), strict=True):
+            alone = run_case(case, run_on)
+            assert [r.verdict for r in run.results] == [r.verdict for r in alone], (case.sql, run.results)
+            from_batch += sql_engine.name in run.batched
+            total += 1
+    assert from_batch >= total // 2, (from_batch, total)
