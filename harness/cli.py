@@ -7,6 +7,7 @@ not, 2 bad input (a malformed case, an unknown engine, a bad option).
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 
@@ -74,7 +75,9 @@ def _format_option(p: argparse.ArgumentParser) -> None:
 
 
 def _engine_list(text: str) -> list[str]:
-    names = [n.strip() for n in text.split(",") if n.strip()]
+    """Engine names split at the commas outside brackets: a profile spec may
+    hold several, e.g. `duckdb,datafusion[partitions=2,batch_size=1]`."""
+    names = [n.strip() for n in re.split(r",(?![^\[]*\])", text) if n.strip()]
     if not names:
         raise InvalidInput("no engine given", "--engines")
     if len(set(names)) != len(names):
