@@ -25,9 +25,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-import pyarrow as pa
-
-from harness.batching import CASE_ID, Batch, NotBatchable, batch_query, make_batch, stack_tables
+from harness.batching import CASE_ID, NotBatchable, batch_query, make_batch, stack_tables
 from harness.cases import Case
 from harness.compare import PASSING, Verdict
 from harness.engines.base import Engine
@@ -183,7 +181,3 @@ def batch_of_one(case: Case) -> Case:
     return replace(case, id=f"{case.id}#batched", query=query, sql=write(query), schemas=schemas,
                    tables=tables, expected=None, description=f"{case.description} (as a batch of one)")
 
-
-def batch_answer(batch: Batch, engine: Engine) -> list[pa.Table]:
-    """Run a batch on an engine and split its answer (for benchmarks and tools)."""
-    return batch.split(engine.run(batch.tables, engine.render(batch.query)))

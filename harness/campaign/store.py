@@ -61,9 +61,14 @@ class Progress:
     shapes: Counter = field(default_factory=Counter)
     engine_seconds: Counter = field(default_factory=Counter)
     metamorphic: Counter = field(default_factory=Counter)
+    # The steering picks of each group's shape, so a group cut short by a kill
+    # resumes with the same query.
+    shape_picks: dict[str, list[int]] = field(default_factory=dict)
 
     def add_case(self, line: dict) -> None:
         self.done.add(line["index"])
+        if "shape" in line and "picks" in line:
+            self.shape_picks.setdefault(line["shape"], line["picks"])
         for engine, verdict in line["verdicts"].items():
             self.verdicts.setdefault(engine, Counter())[verdict] += 1
         for engine, seconds in line.get("seconds", {}).items():
