@@ -163,7 +163,7 @@ def _cmd_cases(args: argparse.Namespace) -> int:
 
 
 def _cmd_engines(args: argparse.Namespace) -> int:
-    from harness.engines.registry import engine_names, get_engine
+    from harness.engines.registry import engine_names, get_engine, profile_entries
 
     for name in engine_names():
         try:
@@ -171,6 +171,12 @@ def _cmd_engines(args: argparse.Namespace) -> int:
             print(f"{name:12} {engine.version()}")
         except EngineUnavailable as e:
             print(f"{name:12} unavailable: {e}")
+    entries = [e for e in profile_entries() if e.spec != e.engine]
+    if entries:
+        print("\nprofiles (--engines ENGINE[PROFILE,...]; each is its own column):")
+        width = max(len(e.spec) for e in entries)
+        for entry in entries:
+            print(f"  {entry.spec:<{width}}  {entry.description}")
     return EXIT_PASS
 
 

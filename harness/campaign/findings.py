@@ -131,6 +131,29 @@ class FindingMaker:
                 "rows": outcome.rows, "attempts": outcome.reduction.attempts,
                 "seconds": round(outcome.seconds, 2), "confirmed": outcome.confirmed}
 
+    # -- profile against profile ----------------------------------------------------
+
+    def make_profiles(self, index: int, seed: str, generated, results: list[Result],
+                      disagreement) -> Iterator[dict]:
+        """Two profiles of one engine answered one case differently (confirmed alone)."""
+        a, b = disagreement.engines
+        sig = Signature(f"{a} vs {b}", f"profiles-disagree-{disagreement.kind.value}",
+                        tuple(disagreement.columns))
+        path = self.directory / f"{sig.key}.yaml"
+        line = {"kind": "finding", "key": sig.key, "signature": sig.text, "engine": a,
+                "verdict": sig.verdict, "classification": "profiles-disagree", "case": index,
+                "seed": seed, "file": str(path.relative_to(self.directory.parent)),
+                "detail": str(disagreement)[:500]}
+        if sig.key not in self.known:
+            self.known.add(sig.key)
+            self.found.add("profiles-disagree")
+            record = {**self.record(sig, "profiles-disagree", next(r for r in results if r.engine == a),
+                                    results, seed, generated),
+                      "profiles": [a, b], "detail": str(disagreement)}
+            save_case(replace(generated.case, id=f"findings/{sig.key}", tags=(*generated.case.tags, "finding")),
+                      path, record)
+        yield line
+
     # -- metamorphic ----------------------------------------------------------------
 
     def make_metamorphic(self, index: int, seed: str, chk, engine: Engine, outcome) -> Iterator[dict]:

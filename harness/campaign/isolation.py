@@ -47,9 +47,9 @@ class IsolatedEngine(Engine):
     """`name`'s adapter in a worker process; see the module docstring."""
 
     def __init__(self, name: str, timeout: float = DEFAULT_TIMEOUT, **options: Any) -> None:
-        from harness.engines.registry import get_dialect
+        from harness.engines.registry import canonical_name, get_dialect
 
-        self.name = name
+        self.name = canonical_name(name)  # `spark[default]` -> `spark`, as the worker's adapter says
         self.dialect = get_dialect(name)
         self.timeout = timeout
         self.options = options

@@ -116,6 +116,7 @@ class Shard:
         self.config = config
         self.job = job
         self.done = set(progress.done)
+        self.shape_picks = dict(progress.shape_picks)
         self.steer = CoverageSteer() if config.steer else None
         if self.steer is not None:
             self.steer.record(progress.cells.elements())
@@ -197,7 +198,9 @@ class Shard:
         size = max(1, config.batch_size)
         first = indices[0] - indices[0] % size
         t0 = time.perf_counter()
-        shape = generate_case(case_seed(config.seed, first), steer=self.steer, data=config.data, limits=limits)
+        shape_seed = case_seed(config.seed, first)
+        picks = self.shape_picks.get(shape_seed)  # a group resumed after a kill: its query again
+        shape = generate_case(shape_seed, steer=self.steer, picks=picks, data=config.data, limits=limits)
         out = {first: (shape, time.perf_counter() - t0)}
         for index in indices:
             if index != first:
@@ -238,6 +241,26 @@ class Shard:
         for doubt in run.unconfirmed:
             for line in self._batched_only(index, seed, generated, doubt, results):
                 emit(line)
+        for disagreement in self._profile_disagreements(case, results):
+            for line in self.maker.make_profiles(index, seed, generated, results, disagreement):
+                emit(line)
+
+    def _profile_disagreements(self, case, results: list[Result]) -> list:
+        """Profiles of one engine that answered differently, where the standard fixes
+        the answer (`harness.profile_compare`), confirmed by running both alone."""
+        from harness.instrument import instrument
+        from harness.profile_compare import profile_disagreements
+
+        implementations = {e.name: e.implementation for e in self.engines if not e.is_reference}
+        if len(set(implementations.values())) == len(implementations):
+            return []  # no engine runs under two profiles
+        plan = instrument(case.query, case.schemas)
+        confirmed = []
+        for seen in profile_disagreements(plan, results, implementations):
+            pair = [e for e in self.engines if e.name in seen.engines]
+            again = profile_disagreements(plan, run_case(case, pair, flag=False), implementations)
+            confirmed += [d for d in again if d.engines == seen.engines]
+        return confirmed
 
     def _settled(self, case, result: Result) -> Result:
         """A finding's verdict after `reruns` identical runs (nondeterministic if they differ)."""

@@ -30,6 +30,7 @@ import os
 import pickle
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -135,13 +136,16 @@ def _run_shard(config: CampaignConfig, progress: Progress, job: int,
     import tempfile
 
     shard = Shard(config, job, progress, Path(tempfile.gettempdir()))
+    # Profiles of one engine are compared with each other on the driver: keep their answers.
+    count = Counter(e.implementation for e in shard.engines)
+    keep = {e.name for e in shard.engines if count[e.implementation] > 1}
     try:
         for engine in shard.engines:
             engine.start()
         for indices in shard.groups(deadline):
             generated = shard._generate(indices)
             runs = shard.judge(generated, indices, complete=True, flag=False)
-            payload = {i: (generated[i][0].picks, generated[i][1], _light(runs[i])) for i in indices}
+            payload = {i: (generated[i][0].picks, generated[i][1], _light(runs[i], keep)) for i in indices}
             yield pa.RecordBatch.from_pydict(
                 {"shard": [job], "first": [indices[0]], "payload": [pickle.dumps(payload)]},
                 schema=pa.schema([("shard", pa.int64()), ("first", pa.int64()), ("payload", pa.binary())]))
@@ -150,9 +154,10 @@ def _run_shard(config: CampaignConfig, progress: Progress, job: int,
             engine.close()
 
 
-def _light(run: CaseRun) -> CaseRun:
-    """The run without the answers of passing verdicts (only findings need answers)."""
-    return replace(run, results=[r if r.verdict not in PASSING else replace(r, answer=None)
+def _light(run: CaseRun, keep: set[str]) -> CaseRun:
+    """The run without the answers of passing verdicts (only findings, and the
+    comparison of profiles of one engine, need answers)."""
+    return replace(run, results=[r if r.verdict not in PASSING or r.engine in keep else replace(r, answer=None)
                                  for r in run.results])
 
 

@@ -31,6 +31,9 @@ class Engine(ABC):
     # configurations) that share one count once when engines outvote the reference.
     shares_code_with: str | None = None
 
+    # The profiles (`harness.engines.profiles`) this adapter runs under, as in its name.
+    profiles: tuple[str, ...] = ()
+
     @property
     def implementation(self) -> str:
         return self.shares_code_with or self.name

@@ -50,14 +50,19 @@ def batches(table: pa.Table) -> list[pa.RecordBatch]:
 
 
 class DataFusionEngine(Engine):
-    """`config` goes to SessionConfig (e.g. {"datafusion.execution.target_partitions": "1"})."""
+    """`config` goes to SessionConfig (e.g. {"datafusion.execution.target_partitions": "1"}).
+    `memory_pool_bytes`: a fair spill pool of that size instead of the unbounded
+    default (a runtime setting, not a SessionConfig key), so that operators
+    that can spill do, and the others fail with "Resources exhausted"."""
 
     name = "datafusion"
     dialect = DATAFUSION
 
-    def __init__(self, config: Mapping[str, str] | None = None) -> None:
+    def __init__(self, config: Mapping[str, str] | None = None,
+                 memory_pool_bytes: int | None = None) -> None:
         self._datafusion = _load()
         self._config = dict(config or {})
+        self._memory_pool_bytes = memory_pool_bytes
         self._ctx: datafusion.SessionContext | None = None
         self._registered: dict[str, pa.Table] = {}
 
@@ -74,7 +79,11 @@ class DataFusionEngine(Engine):
     def _context(self) -> datafusion.SessionContext:
         if self._ctx is None:
             config = self._datafusion.SessionConfig(self._config)
-            self._ctx = self._datafusion.SessionContext(config)
+            runtime = None
+            if self._memory_pool_bytes is not None:
+                builder = self._datafusion.RuntimeEnvBuilder()
+                runtime = builder.with_fair_spill_pool(self._memory_pool_bytes)
+            self._ctx = self._datafusion.SessionContext(config, runtime)
             self._registered = {}
         return self._ctx
 

@@ -3,15 +3,33 @@
 Modules are imported only when an engine is asked for, so `import harness`
 never imports pyspark (or starts a JVM). Adding an engine is one line here,
 plus its dialect module and its engine module.
+
+An engine may be asked for under profiles (`harness.engines.profiles`):
+`spark[aqe-off]`, `datafusion[partitions=2,batch_size=1]`. Its class is then
+a subclass of the engine's own, made once per spec, whose `name` is the
+canonical spec and whose `shares_code_with` is the base engine, so that
+class-level questions (dialect, name, implementation) are answered without
+constructing anything (`IsolatedEngine` asks them in the parent process).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
+from dataclasses import dataclass
 from typing import Any
 
 from harness.dialects.base import Dialect
 from harness.engines.base import Engine
+from harness.engines.profiles import (
+    DEFAULT,
+    EngineSpec,
+    canonical,
+    merge_options,
+    parse_spec,
+    profile_options,
+    profiles_of,
+)
 from harness.errors import InvalidInput
 
 ENGINES: dict[str, str] = {
@@ -28,11 +46,19 @@ def engine_names() -> list[str]:
 
 
 def engine_class(name: str) -> type[Engine]:
-    """The adapter class registered under `name` (imports its module, starts nothing).
+    """The adapter class for `name`, a registered engine with optional profiles
+    (`spark[aqe-off]`); imports its module, starts nothing.
 
     The deliberately faulty engines of `harness.engines.faulty` are found by
     name too, but are not registered: no listing and no default run has them.
     """
+    spec = parse_spec(name)
+    base = _base_class(spec.base)
+    spec = canonical(spec, _implementation(base))
+    return _profiled(base, spec.profiles) if spec.profiles else base
+
+
+def _base_class(name: str) -> type[Engine]:
     if name not in ENGINES:
         from harness.engines.faulty import FAULTY
 
@@ -44,8 +70,38 @@ def engine_class(name: str) -> type[Engine]:
     return getattr(importlib.import_module(module), attr)
 
 
+def _implementation(cls: type[Engine]) -> str:
+    return cls.shares_code_with or cls.name
+
+
+@functools.cache
+def _profiled(base: type[Engine], profiles: tuple[str, ...]) -> type[Engine]:
+    """`base` under `profiles`: their options merge with the constructor's own."""
+    implementation = _implementation(base)
+    spec = EngineSpec(base.name, profiles)
+    defaults = profile_options(spec, implementation)
+
+    def __init__(self: Engine, **options: Any) -> None:
+        base.__init__(self, **merge_options(defaults, options, f"an option of {spec.name!r}"))
+
+    return type(f"{base.__name__}[{','.join(profiles)}]", (base,), {
+        "__init__": __init__,
+        "__module__": base.__module__,
+        "__doc__": f"{base.__name__} under the profile(s) {', '.join(profiles)}.",
+        "name": spec.name,
+        "shares_code_with": implementation,
+        "profiles": profiles,
+    })
+
+
+def canonical_name(name: str) -> str:
+    """`name` as results show it: `spark[default]` -> `spark`, profiles in table order."""
+    return engine_class(name).name
+
+
 def get_engine(name: str, **options: Any) -> Engine:
-    """A new adapter for `name`; `options` go to its constructor (e.g. Spark's master).
+    """A new adapter for `name`; `options` go to its constructor (e.g. Spark's
+    master) and merge with its profiles' options (a `config` key by key).
 
     Raises EngineUnavailable when the engine's library or runtime is missing.
     """
@@ -55,3 +111,38 @@ def get_engine(name: str, **options: Any) -> Engine:
 def get_dialect(name: str) -> Dialect:
     """The dialect an engine speaks, without starting (or even importing) the engine."""
     return engine_class(name).dialect
+
+
+# -- profiles, for listings -------------------------------------------------------
+
+
+def profile_names(base: str) -> list[str]:
+    """The profiles `base` (a registered or faulty engine) can run under, `default` first."""
+    return list(profiles_of(_implementation(_base_class(base))))
+
+
+@dataclass(frozen=True)
+class ProfileEntry:
+    """One engine under one profile: the spec users type, and what it does."""
+
+    spec: str  # `duckdb[threads=1]`; the default profile is the bare engine name
+    engine: str
+    profile: str
+    description: str
+
+
+def profile_entries() -> list[ProfileEntry]:
+    """Every registered engine under each of its profiles (for `window-harness engines`)."""
+    entries = []
+    for engine in engine_names():  # a registered engine is its own implementation
+        for profile, p in profiles_of(engine).items():
+            spec = EngineSpec(engine, () if profile == DEFAULT else (profile,)).name
+            entries.append(ProfileEntry(spec, engine, profile, p.description))
+    return entries
+
+
+def tolerated_errors(name: str) -> tuple[str, ...]:
+    """Error messages (substrings) `name`'s profiles raise by design (see Profile)."""
+    cls = engine_class(name)
+    table = profiles_of(_implementation(cls))
+    return tuple(m for p in cls.profiles for m in table[p].tolerated_errors)
