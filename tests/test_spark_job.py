@@ -65,3 +65,21 @@ def test_spark_remote_must_be_a_connect_url(tmp_path) -> None:
                            "--out", str(tmp_path / "x")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert "--spark-remote" in done.stderr
+
+
+def test_on_spark_through_spark_connect(tmp_path, monkeypatch) -> None:
+    """The job and Spark-under-test on a Spark Connect server (a local one here)."""
+    from harness.engines.spark_connect import LocalConnectServer
+
+    monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)  # the server's Python workers import the harness
+    with LocalConnectServer("local[1]") as server:
+        done = subprocess.run(
+            [CLI, "fuzz", "--cases", "4", "--batch-size", "4", "--seed", "5", "--no-reduce",
+             "--metamorphic-share", "0", "--engines", "reference,duckdb,spark", "--on-spark",
+             "--spark-remote", server.url, "--out", str(tmp_path / "c"), "--format", "json"],
+            capture_output=True, text=True, timeout=600)
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    assert report["summary"]["cases"] == 4
+    assert report["summary"]["verdicts"]["spark"].get("match", 0) >= 1
+    assert pq.read_table(tmp_path / "c" / "verdicts.parquet").num_rows == 4 * 3

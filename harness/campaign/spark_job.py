@@ -91,9 +91,10 @@ def run_on_spark(config: CampaignConfig, master: str | None = None, remote: str 
     # is installed in); on a cluster, PYSPARK_PYTHON names the nodes' own.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     try:
-        from harness.engines.spark import root_session
+        from harness.engines.spark import SQL_CONF, root_session
+        from harness.engines.spark_connect import is_connect_url, open_session
 
-        spark = root_session(url).spark
+        spark = open_session(url, SQL_CONF) if is_connect_url(url) else root_session(url).spark
         groups = _executor_groups(spark, config, store.progress, deadline)
         _finish_on_driver(config, store.progress, store.findings_dir, groups, emit)
     finally:

@@ -5,6 +5,10 @@ The JVM starts once per process (about 5 s), on first use. Adapters without a
 as AQE off) gets a child session (`newSession()`: same JVM, its own SQL conf
 and temp views). Temp views are cached per session by table identity, since
 `createDataFrame` costs ~40 ms.
+
+With an `sc://` master the adapter is a Spark Connect client instead
+(`spark_connect`): no JVM in this process, one server-side session per
+adapter, config or not. It coexists with the process's classic Spark.
 """
 
 from __future__ import annotations
@@ -25,10 +29,12 @@ import pyarrow as pa
 
 from harness.dialects.spark import SPARK
 from harness.engines.base import Engine
+from harness.engines.spark_connect import arrow_frame, is_connect_url, open_session, session_lost
 from harness.errors import EngineCrash, EngineError, EngineUnavailable
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
 
 DEFAULT_MASTER = "local[*]"
 _MAX_MESSAGE = 500
@@ -44,7 +50,7 @@ SQL_CONF = {
     "spark.sql.variable.substitute": "false",
 }
 
-# Only for a JVM this process launches (not for a Spark Connect server).
+# Only for a JVM the harness launches: its own, or a local Connect server (not a remote one).
 _LAUNCH_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",  # the [Stage 0:> ...] bar on stderr
@@ -75,7 +81,7 @@ _QUERY_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
 
 @dataclass
 class _Session:
-    spark: SparkSession
+    spark: SparkSession | ConnectSession
     registered: dict[str, pa.Table] = field(default_factory=dict)
 
 
@@ -107,21 +113,21 @@ def _quiet_python_loggers() -> None:
         PySparkLogger.getLogger(name).setLevel(logging.CRITICAL + 1)
 
 
+def require_java() -> None:
+    """EngineUnavailable unless a JVM can be launched (here or for a local Connect server)."""
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        raise EngineUnavailable("spark", "no Java: `java` is not on PATH and JAVA_HOME is unset")
+
+
 def _builder(master: str) -> SparkSession.Builder:
+    """A classic session's builder (sc:// masters go through `spark_connect.open_session`)."""
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder.appName("window-harness")
-    if master.startswith("sc://"):
-        builder = builder.remote(master)
-    else:
-        if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-            raise EngineUnavailable("spark", "no Java: `java` is not on PATH and JAVA_HOME is unset")
-        conf = {**_LAUNCH_CONF, "spark.driver.extraJavaOptions":
-                f"-Dlog4j2.configurationFile=file:{_log4j_file()}"}
-        builder = builder.master(master)
-        for key, value in conf.items():
-            builder = builder.config(key, value)
-    for key, value in SQL_CONF.items():
+    require_java()
+    conf = {**_LAUNCH_CONF, "spark.driver.extraJavaOptions":
+            f"-Dlog4j2.configurationFile=file:{_log4j_file()}", **SQL_CONF}
+    builder = SparkSession.builder.appName("window-harness").master(master)
+    for key, value in conf.items():
         builder = builder.config(key, value)
     return builder
 
@@ -134,10 +140,9 @@ def _start(master: str) -> SparkSession:
     _quiet_python_loggers()
     try:
         spark = _builder(master).getOrCreate()
-    except (PySparkException, ImportError, OSError) as e:  # no JVM, no pandas/grpc for sc://
+    except (PySparkException, ImportError, OSError) as e:  # the JVM did not start
         raise EngineUnavailable("spark", short_message(e)) from e
-    if not master.startswith("sc://"):
-        spark.sparkContext.setLogLevel("OFF")  # in case the session existed before us
+    spark.sparkContext.setLogLevel("OFF")  # in case the session existed before us
     return spark
 
 
@@ -169,11 +174,17 @@ def stop_session() -> None:
 
 
 _LOCATION = re.compile(r"\s*(;\s*line \d+ pos \d+;?|\(line \d+, pos \d+\))")
+# A Spark Connect transport error is a gRPC call's repr: "<_InactiveRpcError of
+# RPC that terminated with: / status = StatusCode.UNAVAILABLE / details = "...">".
+_GRPC_DETAILS = re.compile(r'^\s*details = "(.*)"\s*$', re.MULTILINE)
 
 
 def short_message(error: BaseException) -> str:
     """The first line of a Spark error, with its error class and without the
     query position, the '== SQL ==' excerpt, the plan or the JVM stack trace."""
+    rpc = _GRPC_DETAILS.search(str(error))
+    if rpc and str(error).lstrip().startswith("<_"):
+        return rpc.group(1)[:_MAX_MESSAGE]
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     # A Py4JJavaError reads "An error occurred while calling o33.sql. / : <java exception>".
     java = [line[2:] for line in lines if line.startswith(": ")]
@@ -214,7 +225,8 @@ def _quoted(name: str) -> str:
 
 class SparkEngine(Engine):
     """`master`: local[*] by default, a spark:// URL, or a Spark Connect sc:// URL.
-    `config`: SQL conf for this adapter's own child session (a profile)."""
+    `config`: SQL conf for this adapter's own session (a profile): a child
+    session of the process's Spark, or its own session on the Connect server."""
 
     name = "spark"
     dialect = SPARK
@@ -227,15 +239,21 @@ class SparkEngine(Engine):
             raise EngineUnavailable("spark", f"cannot import pyspark: {e}") from e
         self._master = master
         self._config = dict(config or {})
+        self._remote = is_connect_url(master)
         self._session: _Session | None = None
+        self._opened = False  # a Connect session was open once (then failing to reopen is a crash)
 
     def start(self) -> None:
         self._state()
 
     def version(self) -> str:
-        return str(self._state().spark.version)
+        state = self._state()
+        with self._guarded():  # an RPC over Connect
+            return str(state.spark.version)
 
     def _state(self) -> _Session:
+        if self._remote:
+            return self._remote_state()
         _check_alive()
         if self._session is None:
             root = root_session(self._master)
@@ -248,11 +266,34 @@ class SparkEngine(Engine):
                 self._session = _Session(child)
         return self._session
 
+    def _remote_state(self) -> _Session:
+        if self._session is None:
+            _quiet_python_loggers()
+            try:
+                self._session = _Session(open_session(self._master, {**SQL_CONF, **self._config}))
+            except EngineUnavailable as e:
+                if not self._opened:
+                    raise
+                why = short_message(e.__cause__ or e)
+                raise EngineCrash(self.name, f"Spark Connect server gone: {why}") from e
+            self._opened = True
+        return self._session
+
     def run(self, tables: Mapping[str, pa.Table], sql: str) -> pa.Table:
         state = self._state()
-        with _translated(self.name):
+        with self._guarded():
             self._register(state, tables)
             return naive_utc(state.spark.sql(sql).toArrow())
+
+    @contextmanager
+    def _guarded(self) -> Iterator[None]:
+        try:
+            with _translated(self.name, remote=self._remote):
+                yield
+        except EngineCrash:
+            if self._remote:  # the next query opens a new session (and registers its tables)
+                self._drop_remote(release=False)
+            raise
 
     def _register(self, state: _Session, tables: Mapping[str, pa.Table]) -> None:
         for name in [n for n in state.registered if n not in tables]:
@@ -260,17 +301,29 @@ class SparkEngine(Engine):
             del state.registered[name]
         for name, table in tables.items():
             if state.registered.get(name) is not table:
-                state.spark.createDataFrame(table).createOrReplaceTempView(_quoted(name))
+                frame = (arrow_frame(state.spark, table) if self._remote  # type: ignore[arg-type]
+                         else state.spark.createDataFrame(table))
+                frame.createOrReplaceTempView(_quoted(name))
                 state.registered[name] = table
 
     def close(self) -> None:
-        # The session is the process's, shared with other adapters: keep it.
+        if self._remote:
+            self._drop_remote(release=True)
+        # A classic session is the process's, shared with other adapters: keep it.
         self._session = None
+
+    def _drop_remote(self, release: bool) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            # Releasing the server-side session is an RPC, retried for seconds
+            # when the server is gone; stop() only closes the channel then.
+            session.spark.release_session_on_close = release  # type: ignore[union-attr]
+            session.spark.stop()
 
 
 @contextmanager
-def _translated(engine: str) -> Iterator[None]:
-    """Native Spark/Py4J exceptions -> harness errors, in one place."""
+def _translated(engine: str, remote: bool = False) -> Iterator[None]:
+    """Native Spark/Py4J/Spark Connect exceptions -> harness errors, in one place."""
     from pyspark.errors import PySparkException
 
     try:
@@ -279,9 +332,13 @@ def _translated(engine: str) -> Iterator[None]:
         Py4JError = Py4JJavaError = ()  # type: ignore[assignment,misc]  # noqa: N806
     try:
         yield
-    except (PySparkException, Py4JJavaError) as e:  # the JVM threw: a query error
+    except (PySparkException, Py4JJavaError) as e:  # Spark threw: a query error, unless...
+        if remote and session_lost(e):  # ...the Connect server (or our session) is gone
+            raise EngineCrash(engine, f"Spark Connect server gone: {short_message(e)}") from e
         raise EngineError(engine, short_message(e)) from e
-    except (Py4JError, ConnectionError) as e:  # the link to the JVM broke: it is gone
+    except (Py4JError, ConnectionError) as e:  # the link to the JVM (or server) broke
+        if remote:
+            raise EngineCrash(engine, f"Spark Connect server gone: {short_message(e)}") from e
         message = f"the Spark JVM is gone: {short_message(e)}"
         with _LOCK:
             _PROCESS.death = message
