@@ -104,17 +104,20 @@ class _Prepared:
     tables: dict
     profile: SemanticsProfile  # the one the case's expected rows follow
     by_profile: dict[SemanticsProfile, _Judged] = field(default_factory=dict)
+    by_knobs: dict[tuple, _Judged] = field(default_factory=dict)  # see `under`
     seconds: float = 0.0  # the reference's own evaluation time
 
     def under(self, profile: SemanticsProfile) -> _Judged:
         """The reference evaluated under `profile`: once per profile, and once for
         profiles that differ only in knobs this query never touches."""
-        if profile not in self.by_profile:
+        judged = self.by_profile.get(profile)
+        if judged is None:
             key = effective_knobs(profile, self.plan.query)
-            same = next((j for p, j in self.by_profile.items()
-                         if effective_knobs(p, self.plan.query) == key), None)
-            self.by_profile[profile] = same if same is not None else self._evaluate(profile)
-        return self.by_profile[profile]
+            judged = self.by_knobs.get(key)
+            if judged is None:
+                judged = self.by_knobs[key] = self._evaluate(profile)
+            self.by_profile[profile] = judged
+        return judged
 
     def _evaluate(self, profile: SemanticsProfile) -> _Judged:
         t0 = time.perf_counter()
@@ -325,8 +328,8 @@ def judge_answer(p: _Prepared, engine: Engine, result: Result, answer: pa.Table)
 def _by_design_note(p: _Prepared, profile: SemanticsProfile) -> tuple[str, ...]:
     """Say so when the engine's profile gives another answer than the case's profile,
     naming the knobs that make the difference."""
-    if profile == p.profile or _answer(p, profile) == _answer(p, p.profile):
-        return ()
+    if p.under(profile) is p.under(p.profile) or _answer(p, profile) == _answer(p, p.profile):
+        return ()  # one evaluation serves both: the knobs that differ do not touch this query
     knobs = [
         knob for knob in profile.differences(p.profile)
         if _answer(p, replace(p.profile, **{knob: getattr(profile, knob)})) != _answer(p, p.profile)
