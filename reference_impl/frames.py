@@ -21,8 +21,8 @@ Positions are 0-based places in the sorted partition; extents are half-open.
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
-from collections.abc import Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -37,12 +37,14 @@ from harness.model import (
     Frame,
     FrameMode,
     Interval,
+    Literal,
 )
 from harness.types import SqlType
 from reference_impl.expressions import constant_value
 from reference_impl.intervals import add_interval
 from reference_impl.numeric import exact_decimal
-from reference_impl.ordering import SortedPartition, SortSpec, compare_value
+from reference_impl.ordering import SortedPartition, SortSpec, compare_value, null_collation
+from reference_impl.values import category, order_key
 
 # With ORDER BY, the standard's default frame is RANGE BETWEEN UNBOUNDED
 # PRECEDING AND CURRENT ROW; without it every row is a peer of every other,
@@ -87,14 +89,16 @@ def resolve_frame(
     return FrameDef(frame.mode, start, end, frame.exclusion, key_spec)
 
 
+_BOUND_ORDER = tuple(BoundKind)
+
+
 def _check_bound_order(start: BoundKind, end: BoundKind) -> None:
     # Syntax rules of <window frame extent>: the start may not come after the
     # end in the list UNBOUNDED PRECEDING, PRECEDING, CURRENT ROW, FOLLOWING,
     # UNBOUNDED FOLLOWING (two offsets of one kind may still give an empty frame).
     if start is BoundKind.UNBOUNDED_FOLLOWING or end is BoundKind.UNBOUNDED_PRECEDING:
         raise EvaluationError(f"a frame cannot start at {start.value} or end at {end.value}")
-    rank = list(BoundKind)
-    if rank.index(start) > rank.index(end):
+    if _BOUND_ORDER.index(start) > _BOUND_ORDER.index(end):
         raise EvaluationError(f"a frame starting at {start.value} cannot end at {end.value}")
 
 
@@ -102,7 +106,9 @@ def _resolve_bound(bound: Bound, mode: FrameMode, key_type: SqlType | None) -> F
     if bound.kind not in (P, F):
         return FrameBound(bound.kind)
     assert bound.offset is not None
-    value = constant_value(bound.offset)
+    # A literal's value is what evaluating it gives, without compiling it.
+    offset = bound.offset
+    value = offset.value if type(offset) is Literal else constant_value(offset)
     if value is None:
         raise EvaluationError("a frame offset must not be NULL")
     if mode is FrameMode.RANGE:
@@ -151,6 +157,36 @@ def frame_positions(frame: FrameDef, part: SortedPartition, i: int) -> list[int]
     return _exclude(frame.exclusion, range(start, max(start, end)), part, i)
 
 
+# Fast path: the window operator wants the frame of every row of a partition,
+# and `frame_positions` finds each through several calls. Here the bounds
+# that do not depend on the row (UNBOUNDED) are filled in at once, the others
+# come from the same per-row functions, and a frame without exclusion is its
+# extent. tests/test_reference_speed.py checks it against `frame_positions`.
+
+
+def partition_frames(frame: FrameDef, part: SortedPartition) -> Iterator[list[int]]:
+    """`frame_positions(frame, part, i)` for each position i of the partition,
+    in turn (a frame list is made when it is asked for: all of them at once
+    would take memory quadratic in the partition's size)."""
+    starts = _bounds(frame, frame.start, part, _START[frame.mode])
+    ends = _bounds(frame, frame.end, part, _END[frame.mode])
+    if frame.exclusion in (None, Exclusion.NO_OTHERS):
+        return (list(range(start, end)) for start, end in zip(starts, ends, strict=True))
+    return (
+        _exclude(frame.exclusion, range(start, max(start, end)), part, i)
+        for i, (start, end) in enumerate(zip(starts, ends, strict=True))
+    )
+
+
+def _bounds(frame: FrameDef, b: FrameBound, part: SortedPartition, at: _BoundAt) -> list[int]:
+    n = part.size
+    if b.kind is BoundKind.UNBOUNDED_PRECEDING:
+        return [0] * n
+    if b.kind is BoundKind.UNBOUNDED_FOLLOWING:
+        return [n] * n
+    return [at(frame, b, part, i) for i in range(n)]
+
+
 def _rows_start(frame: FrameDef, b: FrameBound, part: SortedPartition, i: int) -> int:
     if b.kind is BoundKind.UNBOUNDED_PRECEDING:
         return 0
@@ -196,11 +232,7 @@ def _range_start(frame: FrameDef, b: FrameBound, part: SortedPartition, i: int) 
         return part.peer_start(i)
     target = _range_target(frame, b, part.keys[i][0])
     # The first row that does not sort before the target value.
-    return bisect_left(
-        range(part.size),
-        True,
-        key=lambda p: _compare_to(part.keys[p][0], target, frame.key_spec) >= 0,
-    )
+    return _range_edge(frame, part, target, after=False)
 
 
 def _range_end(frame: FrameDef, b: FrameBound, part: SortedPartition, i: int) -> int:
@@ -210,19 +242,39 @@ def _range_end(frame: FrameDef, b: FrameBound, part: SortedPartition, i: int) ->
         return part.peer_end(i)
     target = _range_target(frame, b, part.keys[i][0])
     # One past the last row that does not sort after the target value.
+    return _range_edge(frame, part, target, after=True)
+
+
+def _range_edge(frame: FrameDef, part: SortedPartition, target: object, after: bool) -> int:
+    """The first position whose key sorts after `target` (`after`), or else
+    the first whose key does not sort before it."""
+    fast = _range_edge_by_collation(frame, part, target, after)
+    if fast is not None:
+        return fast
+    if after:
+        return bisect_left(
+            range(part.size),
+            True,
+            key=lambda p: _compare_to(part.keys[p][0], target, frame.key_spec) > 0,
+        )
     return bisect_left(
         range(part.size),
         True,
-        key=lambda p: _compare_to(part.keys[p][0], target, frame.key_spec) > 0,
+        key=lambda p: _compare_to(part.keys[p][0], target, frame.key_spec) >= 0,
     )
 
 
-_START = {
+_BoundAt = Callable[[FrameDef, FrameBound, SortedPartition, int], int]
+_START: dict[FrameMode, _BoundAt] = {
     FrameMode.ROWS: _rows_start,
     FrameMode.GROUPS: _groups_start,
     FrameMode.RANGE: _range_start,
 }
-_END = {FrameMode.ROWS: _rows_end, FrameMode.GROUPS: _groups_end, FrameMode.RANGE: _range_end}
+_END: dict[FrameMode, _BoundAt] = {
+    FrameMode.ROWS: _rows_end,
+    FrameMode.GROUPS: _groups_end,
+    FrameMode.RANGE: _range_end,
+}
 
 
 @dataclass(frozen=True)
@@ -248,6 +300,8 @@ def _range_target(frame: FrameDef, b: FrameBound, value: object) -> object:
             return _Beyond(sign)
     if isinstance(value, float) or isinstance(b.offset, float):
         return float(value) + sign * float(b.offset)  # type: ignore[arg-type]
+    if type(value) is int and type(b.offset) is int:
+        return value + sign * b.offset  # ints need no decimal context
     with exact_decimal():
         return value + sign * b.offset  # type: ignore[operator]
 
@@ -263,15 +317,50 @@ def _compare_to(key: object, target: object, spec: SortSpec | None) -> int:
     return -below if spec.descending else below
 
 
+# Fast path for RANGE bounds: each probe of the binary search in `_range_edge`
+# runs the full comparison of values; instead, bisect (in C) the partition's
+# collation keys of its ORDER BY key (see ordering.py) with the target's.
+# tests/test_reference_speed.py checks it against the search.
+
+
+def _range_edge_by_collation(
+    frame: FrameDef, part: SortedPartition, target: object, after: bool
+) -> int | None:
+    spec = frame.key_spec
+    assert spec is not None
+    column = part.first_key_collation(spec.descending)
+    target_key = None if column is None else _target_collation(target, spec, column[1])
+    if column is None or target_key is None:
+        return None
+    ascending = column[0]
+    if not spec.descending:
+        return (bisect_right if after else bisect_left)(ascending, target_key)
+    # The window order is by descending value: `ascending` is it reversed.
+    return part.size - (bisect_left if after else bisect_right)(ascending, target_key)
+
+
+def _target_collation(target: object, spec: SortSpec, family: str | None) -> tuple | None:
+    """The collation key of a bound value; None where the comparison must decide."""
+    if target is None:
+        return null_collation(spec)
+    if isinstance(target, _Beyond):  # above or below every value, between the NULL ranks
+        return (1, 2) if target.direction > 0 else (1, -1)
+    if family is not None and category(target) != family:
+        return None  # the comparison raises
+    return order_key(target)
+
+
 def _exclude(
     exclusion: Exclusion | None, extent: range, part: SortedPartition, i: int
 ) -> list[int]:
     if exclusion in (None, Exclusion.NO_OTHERS):
         return list(extent)
     peers = range(part.peer_start(i), part.peer_end(i))
-    excluded = {
-        Exclusion.CURRENT_ROW: {i},
-        Exclusion.GROUP: set(peers),
-        Exclusion.TIES: set(peers) - {i},
-    }[exclusion]
+    if exclusion is Exclusion.CURRENT_ROW:
+        excluded = {i}
+    elif exclusion is Exclusion.GROUP:
+        excluded = set(peers)
+    else:
+        assert exclusion is Exclusion.TIES
+        excluded = set(peers) - {i}
     return [p for p in extent if p not in excluded]

@@ -16,8 +16,9 @@ from reference_impl.aggregates import CompiledAggregate, compile_aggregate
 from reference_impl.compiled import Compiled
 from reference_impl.context import Context
 from reference_impl.expressions import compile_expr
+from reference_impl.memo import per_node
 from reference_impl.relation import Field, Relation, Row
-from reference_impl.rewrite import Rewrite, aggregate_calls, replace_exprs
+from reference_impl.rewrite import Replacement, Rewrite, aggregate_calls
 from reference_impl.values import row_key
 
 
@@ -25,7 +26,8 @@ def needs_grouping(select: Select) -> bool:
     return bool(select.group_by) or select.having is not None or bool(_aggregate_calls(select))
 
 
-def _aggregate_calls(select: Select) -> list[FuncCall]:
+@per_node
+def _aggregate_calls(select: Select) -> tuple[FuncCall, ...]:
     nodes: list[object] = [item.expr for item in select.items]
     nodes += [select.having, *select.order_by, *select.windows]
     found: list[FuncCall] = []
@@ -33,7 +35,7 @@ def _aggregate_calls(select: Select) -> list[FuncCall]:
         for call in aggregate_calls(node):
             if call not in found:
                 found.append(call)
-    return found
+    return tuple(found)
 
 
 def group(rel: Relation, select: Select, ctx: Context) -> tuple[Relation, Rewrite]:
@@ -43,43 +45,56 @@ def group(rel: Relation, select: Select, ctx: Context) -> tuple[Relation, Rewrit
     keys = [compile_expr(e, rel) for e in select.group_by]
     calls = _aggregate_calls(select)
     aggs = [compile_aggregate(c, rel, ctx.profile) for c in calls]
-    key_fields, key_mapping = _key_fields(select.group_by, keys, rel)
-    agg_fields, agg_mapping, magnitude_of = _aggregate_fields(calls, aggs)
+    key_fields = _key_fields(select.group_by, keys, rel)
+    agg_fields, magnitude_of = _aggregate_fields(aggs)
     groups: dict[tuple, list[Row]] = {} if select.group_by else {(): []}
     for row in rel.rows:
         groups.setdefault(row_key(tuple(k.fn(row) for k in keys)), []).append(row)
     rows = [_group_row(members, keys, aggs, magnitude_of) for members in groups.values()]
-    mapping = {**key_mapping, **agg_mapping}
-    return Relation(tuple(key_fields + agg_fields), rows), lambda e: replace_exprs(e, mapping)
+    return Relation(tuple(key_fields + agg_fields), rows), grouping_rewrite(select)
 
 
-def _key_fields(
-    exprs: tuple[Expr, ...], keys: list[Compiled], rel: Relation
-) -> tuple[list[Field], dict[Expr, Expr]]:
+@per_node
+def grouping_rewrite(select: Select) -> Rewrite:
+    """The rewrite that reads the grouped relation: each group key that is not
+    a column, and each aggregate call, becomes its hidden column (see
+    `_key_fields`, `_aggregate_fields`). It depends on the query alone."""
+    pairs: list[tuple[Expr, Expr]] = []
+    for j, expr in enumerate(select.group_by):
+        if not isinstance(expr, Column):
+            pairs.append((expr, Column(_group_column(j))))
+    for k, call in enumerate(_aggregate_calls(select)):
+        pairs.append((call, Column(_aggregate_column(k))))
+    return Replacement(pairs)
+
+
+def _group_column(j: int) -> str:
+    return f"#group{j}"
+
+
+def _aggregate_column(k: int) -> str:
+    return f"#agg{k}"
+
+
+def _key_fields(exprs: tuple[Expr, ...], keys: list[Compiled], rel: Relation) -> list[Field]:
     """A group key that is a column keeps its name; any other becomes a hidden column."""
     fields: list[Field] = []
-    mapping: dict[Expr, Expr] = {}
     for j, (expr, key) in enumerate(zip(exprs, keys, strict=True)):
         if isinstance(expr, Column):
             source = rel.fields[rel.resolve(expr)]
             fields.append(Field(source.name, key.type, table=source.table))
         else:
-            fields.append(Field(f"#group{j}", key.type, hidden=True))
-            mapping[expr] = Column(f"#group{j}")
-    return fields, mapping
+            fields.append(Field(_group_column(j), key.type, hidden=True))
+    return fields
 
 
-def _aggregate_fields(
-    calls: list[FuncCall], aggs: list[CompiledAggregate]
-) -> tuple[list[Field], dict[Expr, Expr], list[int | None]]:
+def _aggregate_fields(aggs: list[CompiledAggregate]) -> tuple[list[Field], list[int | None]]:
     """A hidden column per aggregate, then one per float aggregate for its magnitudes."""
     fields: list[Field] = []
-    mapping: dict[Expr, Expr] = {}
     magnitude_of: list[int | None] = []
-    for k, (call, agg) in enumerate(zip(calls, aggs, strict=True)):
-        field = Field(f"#agg{k}", agg.result_type, hidden=True)
+    for k, agg in enumerate(aggs):
+        field = Field(_aggregate_column(k), agg.result_type, hidden=True)
         fields.append(field)
-        mapping[call] = Column(field.name)
         is_float = agg.result_type is not None and agg.result_type.is_float
         magnitude_of.append(field.uid if is_float else None)
     fields += [
@@ -87,7 +102,7 @@ def _aggregate_fields(
         for k, uid in enumerate(magnitude_of)
         if uid is not None
     ]
-    return fields, mapping, magnitude_of
+    return fields, magnitude_of
 
 
 def _group_row(

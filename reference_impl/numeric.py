@@ -88,6 +88,8 @@ def special_float_sum(values: list[float]) -> float | None:
 
     NaN anywhere, or +inf with -inf, gives NaN; otherwise the infinity wins.
     """
+    if math.isfinite(sum(values)):
+        return None  # a NaN or an infinity would have made the plain sum one too
     if any(math.isnan(v) for v in values):
         return math.nan
     has_pos = any(v == math.inf for v in values)
@@ -119,9 +121,15 @@ def exact_sum(values: list[int | float | Decimal]) -> Fraction:
             scaled += numerator * (_DOUBLE_UNIT // denominator)
         else:
             others.append(v)
-    with exact_decimal():
-        rest = sum(others, 0)
-    return Fraction(scaled, _DOUBLE_UNIT) + Fraction(rest)
+    if not others:
+        return Fraction(scaled, _DOUBLE_UNIT)
+    if all(type(v) is int for v in others):
+        rest = sum(others)  # ints need no decimal context
+    else:
+        with exact_decimal():
+            rest = sum(others, 0)
+    # Adding a zero Fraction costs as much as any other addition.
+    return Fraction(rest) if scaled == 0 else Fraction(scaled, _DOUBLE_UNIT) + Fraction(rest)
 
 
 def float_sum(values: list[float]) -> float:

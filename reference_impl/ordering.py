@@ -10,13 +10,13 @@ so peers keep their input order.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cmp_to_key
 from typing import TypeVar
 
 from harness.model import NullsOrder, SortKey
 from reference_impl.api import SemanticsProfile
-from reference_impl.values import compare
+from reference_impl.values import category, compare, order_keys
 
 T = TypeVar("T")
 
@@ -57,11 +57,81 @@ def compare_keys(a: Sequence[object], b: Sequence[object], specs: Sequence[SortS
 
 def stable_sort(items: Sequence[T], keys: Sequence[tuple], specs: Sequence[SortSpec]) -> list[T]:
     """`items` ordered by their `keys`; items with equal keys keep their order."""
-    pairs = sorted(
-        zip(keys, range(len(items)), strict=True),
-        key=cmp_to_key(lambda x, y: compare_keys(x[0], y[0], specs)),
+    return [items[i] for i in sort_order(keys, specs)]
+
+
+def sort_order(
+    keys: Sequence[tuple], specs: Sequence[SortSpec], collated: list[tuple] | None = None
+) -> list[int]:
+    """The indexes of `keys` in sorted order; equal keys keep their order.
+
+    `collated`: the keys' `collation_keys`, when the caller has them.
+    """
+    collated = collated if collated is not None else collation_keys(keys, specs)
+    if collated is None:
+        return sort_order_by_comparison(keys, specs)
+    return sort_order_by_collation(collated, specs)
+
+
+def sort_order_by_comparison(keys: Sequence[tuple], specs: Sequence[SortSpec]) -> list[int]:
+    """The definition: a stable sort under `compare_keys`."""
+    return sorted(
+        range(len(keys)),
+        key=cmp_to_key(lambda i, j: compare_keys(keys[i], keys[j], specs)),
     )
-    return [items[i] for _, i in pairs]
+
+
+# Fast path for sorting and for finding peers. A sort through `compare_keys`
+# runs Python code for every comparison (it was the reference's main cost);
+# instead each row gets a collation key, a tuple that Python compares in C:
+# per ORDER BY key, the value's `order_keys` key, or (0,) or (2,) for NULL.
+# Two rows' collation keys are equal exactly when `compare_keys` says 0, and
+# their order is `compare_keys`' order once every DESC key's order is
+# reversed (which is why NULL ranks 0 or 2 by direction and NULLS
+# FIRST/LAST). tests/test_reference_speed.py checks both against the
+# definition on random values.
+
+
+def collation_keys(keys: Sequence[tuple], specs: Sequence[SortSpec]) -> list[tuple] | None:
+    """A collation key per row of `keys`, or None when some ORDER BY key's
+    values are not covered by `order_keys` (the definition then sorts)."""
+    columns: list[list[tuple]] = []
+    for c, spec in enumerate(specs):
+        column = order_keys([key[c] for key in keys], null_collation(spec))
+        if column is None:
+            return None
+        columns.append(column)
+    if not columns:
+        return [() for _ in keys]
+    return list(zip(*columns, strict=True))
+
+
+def null_collation(spec: SortSpec) -> tuple[int]:
+    """The collation key of NULL: below every value, or above, so that it ends
+    up where NULLS FIRST/LAST says once a DESC key's order is reversed."""
+    return (0,) if spec.nulls_first != spec.descending else (2,)
+
+
+def sort_order_by_collation(collated: list[tuple], specs: Sequence[SortSpec]) -> list[int]:
+    """A stable sort by collation keys, reversing the DESC keys' order.
+
+    Stable sorts compose: sorting by the last keys first and by the first
+    keys last orders by all of them. Each run of ORDER BY keys of one
+    direction is one pass (reverse=True keeps equal keys in order too).
+    """
+    order = list(range(len(collated)))
+    if specs and all(s.descending == specs[0].descending for s in specs):
+        order.sort(key=collated.__getitem__, reverse=specs[0].descending)  # one run: one pass
+        return order
+    stop = len(specs)
+    while stop > 0:
+        start = stop - 1
+        while start > 0 and specs[start - 1].descending == specs[stop - 1].descending:
+            start -= 1
+        run = slice(start, stop)
+        order.sort(key=lambda i, run=run: collated[i][run], reverse=specs[start].descending)
+        stop = start
+    return order
 
 
 @dataclass
@@ -76,6 +146,11 @@ class SortedPartition:
     keys: list[tuple]
     groups: list[tuple[int, int]]  # (first position, one past the last) per peer group
     group_of: list[int]  # the peer group number at each position
+    # The fast path's collation keys per position (None where they do not apply).
+    collated: list[tuple] | None = None
+    _first_key: dict[bool, tuple[list[tuple], str | None]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @property
     def size(self) -> int:
@@ -93,20 +168,57 @@ class SortedPartition:
         rows, keys = self.rows[start:end], self.keys[start:end]
         self.rows[start:end] = [rows[i] for i in permutation]
         self.keys[start:end] = [keys[i] for i in permutation]
+        if self.collated is not None:
+            collated = self.collated[start:end]
+            self.collated[start:end] = [collated[i] for i in permutation]
+        self._first_key.clear()
+
+    def first_key_collation(self, descending: bool) -> tuple[list[tuple], str | None] | None:
+        """The collation keys of the first ORDER BY key by ascending value
+        (window order, reversed for DESC), and the family of its non-NULL
+        values: what RANGE bounds bisect (frames.py). Made once per partition;
+        None where collation keys do not apply."""
+        if self.collated is None:
+            return None
+        if descending not in self._first_key:
+            column = [key[0] for key in self.collated]
+            family = next((category(k[0]) for k in self.keys if k[0] is not None), None)
+            self._first_key[descending] = (column[::-1] if descending else column, family)
+        return self._first_key[descending]
 
 
 def sort_partition(
-    rows: list[int], keys: list[tuple], specs: Sequence[SortSpec]
+    rows: list[int],
+    keys: list[tuple],
+    specs: Sequence[SortSpec],
+    collated: list[tuple] | None = None,
 ) -> SortedPartition:
-    """Sort one partition (rows in input order) and find its peer groups."""
-    order = stable_sort(list(range(len(rows))), keys, specs)
+    """Sort one partition (rows in input order) and find its peer groups.
+
+    `collated`: the keys' `collation_keys`, when the caller has them.
+    """
+    if len(rows) == 1:  # one row, one peer group: what the steps below find, sooner
+        return SortedPartition(list(rows), list(keys), [(0, 1)], [0], collated and list(collated))
+    if collated is None:
+        collated = collation_keys(keys, specs)  # the fast path, where it applies
+    order = sort_order(keys, specs, collated)
     sorted_rows = [rows[i] for i in order]
     sorted_keys = [keys[i] for i in order]
+    if collated is None:
+
+        def peers(a: int, b: int) -> bool:
+            return compare_keys(keys[a], keys[b], specs) == 0
+    else:
+
+        def peers(a: int, b: int) -> bool:
+            return collated[a] == collated[b]
+
     groups: list[tuple[int, int]] = []
     group_of: list[int] = []
-    for p, key in enumerate(sorted_keys):
-        if not groups or compare_keys(sorted_keys[groups[-1][0]], key, specs) != 0:
+    for p, i in enumerate(order):
+        if not groups or not peers(order[groups[-1][0]], i):
             groups.append((p, p))
         groups[-1] = (groups[-1][0], p + 1)
         group_of.append(len(groups) - 1)
-    return SortedPartition(sorted_rows, sorted_keys, groups, group_of)
+    sorted_collated = None if collated is None else [collated[i] for i in order]
+    return SortedPartition(sorted_rows, sorted_keys, groups, group_of, sorted_collated)

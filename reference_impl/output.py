@@ -25,7 +25,9 @@ def to_evaluation(rel: Relation, peer_groups: list[tuple[WindowKey, int]]) -> Ev
 
 
 def _arrow_column(rel: Relation, index: int) -> pa.Array:
-    return pa.array([row[index] for row in rel.rows], type=_arrow_type(rel.fields[index].type))
+    # from_pandas=False is the default for a list; passing it skips a lookup per call.
+    values = [row[index] for row in rel.rows]
+    return pa.array(values, type=_arrow_type(rel.fields[index].type), from_pandas=False)
 
 
 def _arrow_type(t: SqlType | None) -> pa.DataType:

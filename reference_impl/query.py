@@ -132,10 +132,8 @@ def _project(rel: Relation, columns: list[OutputColumn]) -> Relation:
         Field(f"#magnitude{i}", FLOAT64, hidden=True, magnitude_of=fields[i].uid)
         for i, _ in carried
     ]
-    rows = [
-        tuple(c.compiled.fn(row) for c in columns) + tuple(row[m] for _, m in carried)
-        for row in rel.rows
-    ]
+    fns = [c.compiled.fn for c in columns]
+    rows = [tuple([f(row) for f in fns] + [row[m] for _, m in carried]) for row in rel.rows]
     return Relation(tuple(fields), rows)
 
 

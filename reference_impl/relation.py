@@ -10,7 +10,8 @@ the per-row magnitude against which float error is judged.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from functools import lru_cache
 
 import pyarrow as pa
 
@@ -33,21 +34,39 @@ class Field:
     magnitude_of: int | None = None
     uid: int = field(default_factory=lambda: next(_uids))
 
+    def in_table(self, table: str | None) -> Field:
+        """The same field (same uid), belonging to `table`."""
+        return Field(self.name, self.type, table, self.hidden, self.magnitude_of, self.uid)
+
 
 @dataclass
 class Relation:
     fields: tuple[Field, ...]
     rows: list[Row]
+    # The field indexes by lower-cased name, made on first use (for `fields`).
+    _by_name: tuple[tuple[Field, ...], dict[str, list[int]]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def resolve(self, column: Column) -> int:
         """The index of the field a column reference names (exact case first)."""
+        # Only the fields of the same name up to case can match.
+        candidates = self._named(column.name.lower())
         for same_case in (True, False):
-            found = [i for i, f in enumerate(self.fields) if _matches(f, column, same_case)]
+            found = [i for i in candidates if _matches(self.fields[i], column, same_case)]
             if len(found) > 1:
                 raise InvalidQuery(f"column reference {_spell(column)!r} is ambiguous")
             if found:
                 return found[0]
         raise InvalidQuery(f"column {_spell(column)!r} does not exist")
+
+    def _named(self, lowered: str) -> list[int]:
+        if self._by_name is None or self._by_name[0] is not self.fields:
+            by_name: dict[str, list[int]] = {}
+            for i, f in enumerate(self.fields):
+                by_name.setdefault(f.name.lower(), []).append(i)
+            self._by_name = (self.fields, by_name)
+        return self._by_name[1].get(lowered, [])
 
     def visible(self) -> list[int]:
         return [i for i, f in enumerate(self.fields) if not f.hidden]
@@ -75,7 +94,7 @@ class Relation:
 
     def qualified(self, table: str) -> Relation:
         """The same rows, every field now belonging to `table` (FROM t AS alias)."""
-        return Relation(tuple(replace(f, table=table) for f in self.fields), self.rows)
+        return Relation(tuple(f.in_table(table) for f in self.fields), self.rows)
 
 
 def _matches(f: Field, column: Column, same_case: bool) -> bool:
@@ -93,15 +112,58 @@ def _spell(column: Column) -> str:
 
 def from_arrow_table(table: pa.Table, name: str) -> Relation:
     """Scan an Arrow table: one field per column, values via to_pylist."""
-    fields = []
+    if table.num_rows <= KEPT_SCAN_ROWS:
+        types, rows = _kept_scan(_Same(table), name)
+    else:
+        types, rows = _scan(table, name)
+    fields = tuple(Field(column, sql_type, table=name) for column, sql_type in types)
+    return Relation(fields, list(rows))
+
+
+# The last scans are kept, by table object (Arrow tables are immutable): a
+# case's tables are scanned again under every semantics profile and every
+# peer order, one evaluation after the other. Large tables are not kept.
+KEPT_SCANS = 64
+KEPT_SCAN_ROWS = 10_000
+
+
+class _Same:
+    """A table compared by identity (holding it, so its id stays its own)."""
+
+    __slots__ = ("table",)
+
+    def __init__(self, table: pa.Table) -> None:
+        self.table = table
+
+    def __hash__(self) -> int:
+        return id(self.table)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Same) and other.table is self.table
+
+
+@lru_cache(maxsize=KEPT_SCANS)
+def _kept_scan(table: _Same, name: str) -> tuple[tuple[tuple[str, SqlType], ...], tuple[Row, ...]]:
+    return _scan(table.table, name)
+
+
+def _scan(table: pa.Table, name: str) -> tuple[tuple[tuple[str, SqlType], ...], tuple[Row, ...]]:
+    types = []
     for arrow_field in table.schema:
         try:
-            sql_type = from_arrow(arrow_field.type)
+            sql_type = _sql_type(arrow_field.type)
         except InvalidInput as e:
             raise ReferenceGap(f"column {arrow_field.name!r} of {name!r}: {e}") from None
         if pa.types.is_timestamp(arrow_field.type) and arrow_field.type.tz is not None:
             raise ReferenceGap(f"column {arrow_field.name!r}: timestamps with a time zone")
-        fields.append(Field(arrow_field.name, sql_type, table=name))
+        types.append((arrow_field.name, sql_type))
     columns = [table.column(i).to_pylist() for i in range(table.num_columns)]
-    rows = list(zip(*columns, strict=True)) if columns else [() for _ in range(table.num_rows)]
-    return Relation(tuple(fields), rows)
+    rows = (
+        tuple(zip(*columns, strict=True)) if columns else tuple(() for _ in range(table.num_rows))
+    )
+    return tuple(types), rows
+
+
+@lru_cache(maxsize=256)  # by Arrow type (compared by value): every new table's columns
+def _sql_type(arrow_type: pa.DataType) -> SqlType:
+    return from_arrow(arrow_type)

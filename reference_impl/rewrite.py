@@ -10,16 +10,42 @@ for the group" reads as plain evaluation.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from harness.functions import is_aggregate
 from harness.model import Expr, FuncCall, WindowExpr, children
+from reference_impl.memo import per_node
 
 Rewrite = Callable[[Expr], Expr]
 
 
 def identity(expr: Expr) -> Expr:
     return expr
+
+
+class Replacement:
+    """The rewrite `replace_exprs(before(expr), dict(pairs))`.
+
+    Built once per query node (see `memo.py`) and then asked about the same
+    expression objects at every evaluation, so it remembers its answer per
+    object (by identity: hashing a model tree by value walks all of it).
+    """
+
+    _MAX_ANSWERS = 1024  # a query has far fewer expressions; this only bounds misuse
+
+    def __init__(self, pairs: Sequence[tuple[Expr, Expr]], before: Rewrite = identity) -> None:
+        self.keys = _Keys(pairs)
+        self.before = before
+        self._answers: dict[int, tuple[Expr, Expr]] = {}
+
+    def __call__(self, expr: Expr) -> Expr:
+        known = self._answers.get(id(expr))
+        if known is not None and known[0] is expr:
+            return known[1]
+        answer = _replace(self.before(expr), self.keys)
+        if len(self._answers) < self._MAX_ANSWERS:
+            self._answers[id(expr)] = (expr, answer)  # holds expr, so its id stays its own
+        return answer  # type: ignore[return-value]
 
 
 def map_children(node: object, fn: Callable[[object], object]) -> object:
@@ -51,12 +77,62 @@ def replace_exprs(node: object, mapping: Mapping[object, Expr]) -> object:
     `sum(x) OVER w`, `sum(x)` is the window aggregate, not a group
     aggregate); its arguments are.
     """
-    if _in(node, mapping):
-        return mapping[node]
+    return _replace(node, _Keys(list(mapping.items()), mapping))
+
+
+class _Keys:
+    """The keys of `dict(pairs)`, looked up without hashing where that is not
+    needed: hashing a model node walks its whole sub-tree, at every level of
+    the rewrite.
+
+    A node equals a key only if it is of the key's class (model nodes are
+    dataclasses), and a node that is a key object itself is found by its id.
+    The dict is made when a lookup by value needs it (`mapping`: the dict,
+    when the caller has it).
+    """
+
+    def __init__(
+        self, pairs: Sequence[tuple[object, Expr]], mapping: Mapping[object, Expr] | None = None
+    ) -> None:
+        self._pairs = list(pairs)
+        self._mapping = mapping
+        self.types = frozenset(type(key) for key, _ in self._pairs)
+        # While no two keys are equal, each key object stands for itself; else
+        # the dict decides which object and which value an equal key keeps.
+        equal_keys = mapping is None and any(
+            type(a) is type(b) and a == b
+            for i, (a, _) in enumerate(self._pairs)
+            for b, _ in self._pairs[:i]
+        )
+        items = self.mapping.items() if equal_keys else self._pairs
+        self.by_id = {id(key): (key, value) for key, value in items}
+
+    @property
+    def mapping(self) -> Mapping[object, Expr]:
+        if self._mapping is None:
+            self._mapping = dict(self._pairs)
+        return self._mapping
+
+    def find(self, node: object) -> tuple[bool, object]:
+        """(True, replacement) when `node` is a key, else (False, None)."""
+        if type(node) not in self.types:
+            return False, None
+        known = self.by_id.get(id(node))
+        if known is not None and known[0] is node:
+            return True, known[1]
+        if _in(node, self.mapping):
+            return True, self.mapping[node]
+        return False, None
+
+
+def _replace(node: object, keys: _Keys) -> object:
+    found, replacement = keys.find(node)
+    if found:
+        return replacement
     if isinstance(node, WindowExpr):
-        func = map_children(node.func, lambda c: replace_exprs(c, mapping))
-        return WindowExpr(func, replace_exprs(node.window, mapping))  # type: ignore[arg-type]
-    return map_children(node, lambda c: replace_exprs(c, mapping))
+        func = map_children(node.func, lambda c: _replace(c, keys))
+        return WindowExpr(func, _replace(node.window, keys))  # type: ignore[arg-type]
+    return map_children(node, lambda c: _replace(c, keys))
 
 
 def _in(node: object, mapping: Mapping[object, Expr]) -> bool:
@@ -66,7 +142,8 @@ def _in(node: object, mapping: Mapping[object, Expr]) -> bool:
         return False
 
 
-def aggregate_calls(node: object) -> list[FuncCall]:
+@per_node
+def aggregate_calls(node: object) -> tuple[FuncCall, ...]:
     """The aggregate calls in `node` that aggregate over groups (not window aggregates)."""
     found: list[FuncCall] = []
 
@@ -83,4 +160,4 @@ def aggregate_calls(node: object) -> list[FuncCall]:
             visit(c)
 
     visit(node)
-    return found
+    return tuple(found)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Sequence
 from decimal import Decimal
 
 from harness.errors import EvaluationError
@@ -49,8 +50,25 @@ def not3(a: bool | None) -> bool | None:
 # Comparison
 
 
+# The family of each usual type of value, by exact type: `category` looks
+# these up before its isinstance checks (it is called for every comparison),
+# and `order_keys` covers exactly these.
+_FAMILIES: dict[type, str] = {
+    bool: "boolean",
+    int: "number",
+    float: "number",
+    Decimal: "number",
+    str: "string",
+    dt.date: "datetime",
+    dt.datetime: "datetime",
+}
+
+
 def category(value: object) -> str:
     """The comparison family of a non-NULL value: values compare only within one."""
+    family = _FAMILIES.get(type(value))
+    if family is not None:
+        return family
     if isinstance(value, bool):
         return "boolean"
     if isinstance(value, (int, float, Decimal)):
@@ -85,6 +103,23 @@ def compare(a: object, b: object) -> int:
     rule of PostgreSQL, Spark and DuckDB); -0.0 equals 0.0 (IEEE equality).
     Python compares int, float and Decimal exactly with each other.
     """
+    kind = type(a)
+    if kind is type(b) and (
+        kind in _PLAINLY_ORDERED or (kind in _NUMBERS_BUT_NAN and a == a and b == b)
+    ):
+        return (a > b) - (a < b)  # what the definition concludes for these, sooner
+    return compare_by_definition(a, b)
+
+
+# Types whose values, two of the same type, compare as Python compares them
+# (one family, no NaN, no DATE against TIMESTAMP); so do two floats or two
+# decimals that are not NaN (x == x fails for NaN only).
+_PLAINLY_ORDERED = frozenset({bool, int, str, dt.date})
+_NUMBERS_BUT_NAN = frozenset({float, Decimal})
+
+
+def compare_by_definition(a: object, b: object) -> int:
+    """`compare`, step by step."""
     a, b = _comparable(a, b)
     a_nan, b_nan = is_nan(a), is_nan(b)
     if a_nan or b_nan:
@@ -94,6 +129,55 @@ def compare(a: object, b: object) -> int:
     if a > b:  # type: ignore[operator]
         return 1
     return 0
+
+
+# Fast path for sorting by `compare` (see ordering.py), which runs Python code
+# for every pair of values. Most columns hold values of one family that
+# Python already orders as `compare` does, so each value gets a key whose
+# natural order (compared in C) is `compare`'s order. The tests check the
+# keys against `compare` on random values (tests/test_reference_speed.py).
+
+
+def order_keys(values: Sequence[object], null_key: tuple = (0,)) -> list[tuple] | None:
+    """A key per value whose natural order and equality are those of
+    `compare`, NULL keyed `null_key` (below every value unless told), or None
+    when the non-NULL values are not all of one family `order_key` covers
+    (then `compare` itself decides, raising where it raises)."""
+    keys: list[tuple] = []
+    family = None
+    for value in values:
+        if value is None:
+            keys.append(null_key)
+            continue
+        this = _FAMILIES.get(type(value))
+        key = order_key(value)
+        if key is None or (family is not None and this != family):
+            return None
+        family = this
+        keys.append(key)
+    return keys
+
+
+def order_key(value: object) -> tuple | None:
+    """The key of one non-NULL value (see `order_keys`), or None for a value
+    of a type it does not cover.
+
+    (1, 1, 0) for NaN, above (1, 0, x) for any other number x; a DATE is
+    midnight of its day, as `_comparable` makes it; -0.0 == 0.0 and exact
+    comparison across int, float and Decimal are Python's own.
+    """
+    kind = type(value)
+    if kind not in _FAMILIES:
+        return None
+    if kind is float and value != value:  # NaN
+        return (1, 1, 0)
+    if kind is dt.date:
+        return (1, 0, _as_timestamp(value))
+    if kind is dt.datetime and value.tzinfo is not None:  # type: ignore[attr-defined]
+        return None  # aware and naive timestamps: left to `compare`
+    if kind is Decimal and value.is_nan():  # type: ignore[attr-defined]
+        return None  # a decimal NaN: left to `compare`
+    return (1, 0, value)
 
 
 def equal3(a: object, b: object) -> bool | None:
@@ -119,6 +203,17 @@ def group_key(value: object) -> object:
     Used for GROUP BY, PARTITION BY, DISTINCT and aggregate DISTINCT: NULL is
     not distinct from NULL, NaN from NaN, -0.0 from 0.0.
     """
+    if type(value) in _OWN_GROUP_KEY:
+        return value  # what the definition concludes for these types, sooner
+    return group_key_by_definition(value)
+
+
+# The types whose values are their own grouping key (no NaN, no -0.0, no array).
+_OWN_GROUP_KEY = frozenset({type(None), bool, int, Decimal, str, dt.date, dt.datetime})
+
+
+def group_key_by_definition(value: object) -> object:
+    """`group_key`, step by step."""
     if is_nan(value):
         return _NAN_KEY
     if isinstance(value, float) and value == 0.0:
@@ -129,4 +224,4 @@ def group_key(value: object) -> object:
 
 
 def row_key(values: tuple[object, ...]) -> tuple[object, ...]:
-    return tuple(group_key(v) for v in values)
+    return tuple(map(group_key, values))

@@ -21,17 +21,33 @@ from functools import partial
 
 from harness.errors import EvaluationError, InvalidInput
 from harness.functions import FunctionKind, FunctionSpec, is_order_sensitive, lookup
-from harness.model import Column, FuncCall, Select, WindowExpr, WindowSpec, resolve_window, walk
+from harness.model import (
+    Column,
+    Expr,
+    FuncCall,
+    Select,
+    WindowExpr,
+    WindowSpec,
+    children,
+    resolve_window,
+)
 from harness.types import FLOAT64, SqlType
 from reference_impl.aggregates import compile_aggregate
 from reference_impl.api import WindowKey
 from reference_impl.compiled import Compiled, converted
 from reference_impl.context import Context
 from reference_impl.expressions import compile_expr
-from reference_impl.frames import FrameDef, frame_positions, resolve_frame
-from reference_impl.ordering import SortedPartition, SortSpec, sort_partition, sort_spec
+from reference_impl.frames import FrameDef, frame_positions, partition_frames, resolve_frame
+from reference_impl.memo import per_node
+from reference_impl.ordering import (
+    SortedPartition,
+    SortSpec,
+    collation_keys,
+    sort_partition,
+    sort_spec,
+)
 from reference_impl.relation import Field, Relation
-from reference_impl.rewrite import Rewrite, replace_exprs
+from reference_impl.rewrite import Replacement, Rewrite
 from reference_impl.values import row_key
 from reference_impl.window_functions import WINDOW_FUNCTIONS, WindowCall
 
@@ -63,33 +79,80 @@ def apply_windows(
     rel: Relation, select: Select, rewrite: Rewrite, ctx: Context
 ) -> tuple[Relation, Rewrite]:
     """`rel` with a column per window expression, and the rewrite that reads them."""
-    plans = [_plan(we, select, rewrite) for we in _window_exprs(select)]
+    plans = _window_plans(select, rewrite)
     if not plans:
         return rel, rewrite
-    by_key: dict[WindowKey, list[WindowPlan]] = {}
-    for plan in plans:
-        by_key.setdefault(plan.key, []).append(plan)
-    results: dict[WindowExpr, WindowResult] = {}
-    for key, same_window in by_key.items():
-        window = _sort_window(rel, same_window[0].spec, ctx)
-        if any(p.order_sensitive for p in same_window):
+    results: list[WindowResult] = [None] * len(plans)  # type: ignore[list-item]
+    for key, same_window in _by_window(plans):
+        window = _sort_window(rel, plans[same_window[0]].spec, ctx)
+        if any(plans[n].order_sensitive for n in same_window):
             _order_peers(window, key, rel, ctx)
-        for plan in same_window:
-            results[plan.written] = _evaluate(plan, window, rel, ctx)
-    return _with_columns(rel, plans, results, rewrite)
+        for n in same_window:
+            results[n] = _evaluate(plans[n], window, rel, ctx)
+    return _with_columns(rel, results), window_rewrite(select, rewrite)
+
+
+# The plans depend on the query alone (`rewrite` is the one built for the same
+# query by GROUP BY, or the identity), so they are made once per query node.
+
+
+@per_node
+def _window_plans(select: Select, rewrite: Rewrite) -> tuple[WindowPlan, ...]:
+    return tuple(_plan(we, select, rewrite) for we in _window_exprs(select))
+
+
+@per_node
+def _by_window(plans: tuple[WindowPlan, ...]) -> tuple[tuple[WindowKey, tuple[int, ...]], ...]:
+    """The plans' indexes grouped by window key, in order of first appearance."""
+    # Found by equality, not in a dict: hashing a key walks all its expressions.
+    groups: list[tuple[WindowKey, list[int]]] = []
+    for n, plan in enumerate(plans):
+        same = next((members for key, members in groups if key == plan.key), None)
+        if same is None:
+            groups.append((plan.key, [n]))
+        else:
+            same.append(n)
+    return tuple((key, tuple(members)) for key, members in groups)
+
+
+@per_node
+def window_rewrite(select: Select, rewrite: Rewrite) -> Rewrite:
+    """The rewrite that reads the window operator's output: after `rewrite`,
+    each window expression becomes its column (see `_with_columns`)."""
+    plans = _window_plans(select, rewrite)
+    pairs = [(rewrite(plan.written), Column(_window_column(n))) for n, plan in enumerate(plans)]
+    return Replacement(pairs, before=rewrite)
+
+
+def _window_column(n: int) -> str:
+    return f"#win{n}"
 
 
 def _window_exprs(select: Select) -> list[WindowExpr]:
     """The distinct window expressions of the select list and ORDER BY, in order."""
     found: list[WindowExpr] = []
     for expr in [item.expr for item in select.items] + [k.expr for k in select.order_by]:
-        for node in walk(expr):
-            if isinstance(node, WindowExpr) and node not in found:
-                nested = [n for n in walk(node) if isinstance(n, WindowExpr) and n is not node]
-                if nested:
-                    raise EvaluationError("window functions cannot be nested")
+        for node in _window_exprs_in(expr):
+            if node not in found:
                 found.append(node)
     return found
+
+
+@per_node  # per expression: the copies of a query made per case share them
+def _window_exprs_in(expr: Expr) -> tuple[WindowExpr, ...]:
+    """The window expressions in `expr`, in walk order; none may hold another."""
+    found: list[WindowExpr] = []
+
+    def visit(node: object, in_window: bool) -> None:
+        if isinstance(node, WindowExpr):
+            if in_window:
+                raise EvaluationError("window functions cannot be nested")
+            found.append(node)
+        for child in children(node):
+            visit(child, in_window or isinstance(node, WindowExpr))
+
+    visit(expr, False)
+    return tuple(found)
 
 
 def _plan(we: WindowExpr, select: Select, rewrite: Rewrite) -> WindowPlan:
@@ -111,12 +174,19 @@ def _sort_window(rel: Relation, spec: WindowSpec, ctx: Context) -> SortedWindow:
     specs = [sort_spec(k, ctx.profile) for k in spec.order_by]
     partitions: dict[tuple, list[int]] = {}
     for index, row in enumerate(rel.rows):
-        key = row_key(tuple(f(row) for f in partition_fns))
+        key = row_key(tuple([f(row) for f in partition_fns]))
         partitions.setdefault(key, []).append(index)
-    sorted_parts = [
-        sort_partition(rows, [tuple(k.fn(rel.rows[r]) for k in order) for r in rows], specs)
-        for rows in partitions.values()
-    ]
+    # The ORDER BY values, partition by partition; their collation keys (the
+    # sort's fast path) are made for all partitions at once.
+    fns = [k.fn for k in order]
+    keys = [tuple([f(rel.rows[r]) for f in fns]) for rows in partitions.values() for r in rows]
+    collated = collation_keys(keys, specs)
+    sorted_parts, start = [], 0
+    for rows in partitions.values():
+        stop = start + len(rows)
+        part_collated = None if collated is None else collated[start:stop]
+        sorted_parts.append(sort_partition(rows, keys[start:stop], specs, part_collated))
+        start = stop
     return SortedWindow(sorted_parts, specs, [k.type for k in order])
 
 
@@ -163,8 +233,9 @@ def _evaluate_aggregate(
         # Rows with the same frame (all peers in a RANGE frame, every row of a
         # whole-partition frame) share one computation.
         by_frame: dict[tuple[int, ...], tuple[object, float | None]] = {}
-        for i, r in enumerate(part.rows):
-            positions = tuple(frame_positions(frame, part, i))
+        frames = partition_frames(frame, part)
+        for r, frame_of_r in zip(part.rows, frames, strict=True):
+            positions = tuple(frame_of_r)
             if positions not in by_frame:
                 by_frame[positions] = agg.evaluate([prepared[p] for p in positions])
             values[r], magnitudes[r] = by_frame[positions]
@@ -201,17 +272,11 @@ def _check_clauses(call: FuncCall, spec: FunctionSpec) -> None:
         raise EvaluationError(f"{call.name}() takes no FROM FIRST/LAST")
 
 
-def _with_columns(
-    rel: Relation,
-    plans: list[WindowPlan],
-    results: dict[WindowExpr, WindowResult],
-    rewrite: Rewrite,
-) -> tuple[Relation, Rewrite]:
+def _with_columns(rel: Relation, results: list[WindowResult]) -> Relation:
     """Append the window columns (and magnitude columns of float aggregates)."""
-    fields, columns, mapping = list(rel.fields), [], {}
-    for n, plan in enumerate(plans):
-        result = results[plan.written]
-        column = Field(f"#win{n}", result.type, hidden=True)
+    fields, columns = list(rel.fields), []
+    for n, result in enumerate(results):
+        column = Field(_window_column(n), result.type, hidden=True)
         fields.append(column)
         columns.append(result.values)
         if result.magnitudes is not None and result.type is not None and result.type.is_float:
@@ -219,6 +284,5 @@ def _with_columns(
                 Field(f"#win{n}.magnitude", FLOAT64, hidden=True, magnitude_of=column.uid)
             )
             columns.append(result.magnitudes)
-        mapping[rewrite(plan.written)] = Column(column.name)
-    rows = [row + tuple(col[i] for col in columns) for i, row in enumerate(rel.rows)]
-    return Relation(tuple(fields), rows), lambda e: replace_exprs(rewrite(e), mapping)
+    rows = [row + added for row, added in zip(rel.rows, zip(*columns, strict=True), strict=True)]
+    return Relation(tuple(fields), rows)
