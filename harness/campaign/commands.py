@@ -133,7 +133,9 @@ def _spark_options(engines: tuple[str, ...], args: argparse.Namespace) -> dict:
     url = args.spark_remote or args.spark_master
     if url is None:
         return {}
-    return {name: {"master": url} for name in engines if name.split("[", 1)[0] == "spark"}
+    from harness.campaign.spark_job import is_spark
+
+    return {name: {"master": url} for name in engines if is_spark(name)}
 
 
 class _ProgressLine:

@@ -63,7 +63,9 @@ VERDICTS_PARQUET, FINDINGS_PARQUET = "verdicts.parquet", "findings.parquet"
 
 def is_spark(name: str) -> bool:
     """Spark and its profiles run from the driver; every other engine in the executors."""
-    return name.split("[", 1)[0] == "spark"
+    from harness.engines.registry import engine_class
+
+    return engine_class(name).runs_on_spark
 
 
 def run_on_spark(config: CampaignConfig, master: str | None = None, remote: str | None = None,

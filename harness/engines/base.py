@@ -27,6 +27,11 @@ class Engine(ABC):
     # expected rows instead of against itself.
     is_reference: bool = False
 
+    # Spark-under-test: a campaign run as a Spark job (`--on-spark`) runs it from
+    # the driver, on the session the job runs on, and `--spark-master` /
+    # `--spark-remote` say where it is.
+    runs_on_spark: bool = False
+
     # Which code base answers, when it is not the engine's name: engines (or
     # configurations) that share one count once when engines outvote the reference.
     shares_code_with: str | None = None

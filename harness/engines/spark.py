@@ -230,6 +230,7 @@ class SparkEngine(Engine):
 
     name = "spark"
     dialect = SPARK
+    runs_on_spark = True
 
     def __init__(self, master: str = DEFAULT_MASTER,
                  config: Mapping[str, str] | None = None) -> None:
