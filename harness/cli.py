@@ -44,6 +44,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("paths", nargs="+", metavar="PATH", help="case files or directories")
     _engines_option(run)
+    add_engine_python_option(run)
     _format_option(run)
     run.set_defaults(command=_cmd_run)
     _cases_parser(sub)
@@ -55,6 +56,9 @@ def _parser() -> argparse.ArgumentParser:
     add_reduce_parser(sub)
     add_replay_parser(sub)
     add_export_parser(sub)
+    from harness.gate.command import add_gate_parser
+
+    add_gate_parser(sub, _engines_option, _format_option, add_engine_python_option)
     engines = sub.add_parser("engines", help="list the registered engines and their versions")
     engines.set_defaults(command=_cmd_engines)
     return parser
@@ -68,6 +72,75 @@ def _engines_option(p: argparse.ArgumentParser) -> None:
         default=",".join(engine_names()),
         help="comma-separated engines to run (default: %(default)s)",
     )
+
+
+def add_engine_python_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--engine-python", action="append", default=[], metavar="NAME=PATH",
+        help="run NAME, an ENGINE@LABEL spec of --engines (e.g. duckdb@candidate), with the "
+        "Python interpreter PATH: another environment's bin/python, with its own build of the "
+        "engine and pyarrow; the same adapter as ENGINE, compared beside it (repeatable)",
+    )
+
+
+def engine_options(args: argparse.Namespace, names: list[str]) -> dict[str, dict]:
+    """Constructor options per engine of `names` (as --engines lists them), from the
+    command line: `python` for each ENGINE@LABEL (--engine-python), and `master` for
+    Spark-under-test where the command has --spark-master / --spark-remote.
+
+    E.g. {"duckdb@candidate": {"python": "/abs/venv/bin/python"}}; engines without
+    options are absent. Raises InvalidInput naming --engine-python when a value is
+    not NAME=PATH, NAME is not in `names` or has no @LABEL, PATH is not an executable
+    file, or an @LABEL engine of `names` has no --engine-python.
+    """
+    from harness.engines.registry import engine_class
+
+    options: dict[str, dict] = {name: {"python": python} for name, python
+                                in _engine_pythons(getattr(args, "engine_python", None) or [], names).items()}
+    master = getattr(args, "spark_remote", None) or getattr(args, "spark_master", None)
+    for name in names:
+        if master is not None and engine_class(name).runs_on_spark:
+            options.setdefault(name, {})["master"] = master
+    return options
+
+
+def _engine_pythons(values: list[str], names: list[str]) -> dict[str, str]:
+    """--engine-python's values checked against --engines: engine name -> interpreter."""
+    import os
+
+    from harness.engines.registry import canonical_name, label_of
+
+    listed = {canonical_name(n): n for n in names}  # `duckdb[default]@x` is `duckdb@x`
+    pythons: dict[str, str] = {}
+    for value in values:
+        text, _, path = (part.strip() for part in value.partition("="))
+        if not text or not path:
+            raise InvalidInput(f"expected NAME=PATH, got {value!r}", "--engine-python")
+        name = listed.get(_canonical_or_none(text))
+        if name is None:
+            raise InvalidInput(f"{text!r} is not among --engines ({', '.join(names)})", "--engine-python")
+        if label_of(name) is None:
+            raise InvalidInput(f"{name!r} runs in this process; name an ENGINE@LABEL of --engines "
+                               f"(e.g. {name}@candidate) to run it with another Python", "--engine-python")
+        if name in pythons:
+            raise InvalidInput(f"{name!r} is given twice", "--engine-python")
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            raise InvalidInput(f"{path!r} (for {name}) is not an executable file", "--engine-python")
+        pythons[name] = os.path.abspath(path)  # not resolved: a venv's python is a symlink
+    for name in names:
+        if label_of(name) is not None and name not in pythons:
+            raise InvalidInput(f"{name!r} runs in another Python environment: pass "
+                               f"--engine-python {name}=PATH (that environment's bin/python)", "--engine-python")
+    return pythons
+
+
+def _canonical_or_none(name: str) -> str | None:
+    from harness.engines.registry import canonical_name
+
+    try:
+        return canonical_name(name)
+    except InvalidInput:
+        return None
 
 
 def _format_option(p: argparse.ArgumentParser) -> None:
@@ -93,7 +166,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from harness.runner import run_cases
 
     names = _engine_list(args.engines)
-    engines = [get_engine(n) for n in names]  # unknown names fail before any work
+    options = engine_options(args, names)
+    engines = [get_engine(n, **options.get(n, {})) for n in names]  # unknown names fail before any work
     cases, errors = load_cases(args.paths)
     if errors:
         for e in errors:
@@ -111,7 +185,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.format == "json":
         write_json(run)
     else:
-        write_table(run, known=load_baseline())
+        baseline, by_id = load_baseline(), {c.id: c for c in cases}
+        write_table(run, known=lambda r: baseline.for_case(
+            r.case, r.engine, r.verdict.value, r.detail, by_id.get(r.case), run.engines.get(r.engine, "")))
     return EXIT_PASS if run.passed else EXIT_FAIL
 
 

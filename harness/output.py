@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable
 from typing import TextIO
 
 from harness.compare import Verdict
-from harness.runner import RunResults
+from harness.runner import Result, RunResults
 
 _ORDER = [v.value for v in Verdict]
 
@@ -39,13 +39,15 @@ def write_json(run: RunResults, out: TextIO | None = None) -> None:
     out.write("\n")
 
 
-def write_table(
-    run: RunResults, out: TextIO | None = None, known: Mapping[tuple[str, str], object] | None = None
-) -> None:
+Known = Callable[[Result], object | None]
+
+
+def write_table(run: RunResults, out: TextIO | None = None, known: Known | None = None) -> None:
     """The verdict table, counts per engine, and details of what did not pass.
 
-    `known` maps (case, engine) to a reviewed known difference, shown beside
-    its verdict so a reader sees at once which failures are explained.
+    `known` gives the reviewed known difference (a baseline entry) that
+    explains a result, shown beside its verdict so a reader sees at once
+    which failures are explained.
     """
     out = out or sys.stdout
     engines = list(run.engines)
@@ -60,7 +62,7 @@ def write_table(
         out.write(_row([case, *marks], [width, *widths]))
     out.write("\n")
     _write_counts(run, out)
-    _write_details(run, out, known or {})
+    _write_details(run, out, known or (lambda r: None))
     _write_footer(run, out)
 
 
@@ -79,17 +81,17 @@ def _write_counts(run: RunResults, out: TextIO) -> None:
     out.write("\n")
 
 
-def _write_details(run: RunResults, out: TextIO, known: Mapping[tuple[str, str], object]) -> None:
+def _write_details(run: RunResults, out: TextIO, known: Known) -> None:
     shown = [r for r in run.results if r.verdict not in (Verdict.MATCH, Verdict.UNSUPPORTED)]
     if not shown:
         return
     out.write("Not passing:\n")
     for r in shown:
         out.write(f"- {r.case} on {r.engine}: {r.verdict.value}: {r.detail}\n")
-        entry = known.get((r.case, r.engine))
+        entry = known(r)
         if entry is not None:
             link = f" ({entry.link})" if getattr(entry, "link", None) else ""
-            out.write(f"    known difference, {entry.kind}{link}\n")
+            out.write(f"    known difference {entry.id}, {entry.kind}{link}\n")
         if r.sql:
             out.write("    " + " ".join(r.sql.split()) + "\n")
     out.write("\n")

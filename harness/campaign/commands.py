@@ -20,6 +20,8 @@ PROGRESS_EVERY_LOG = 15.0
 
 
 def add_fuzz_parser(sub: argparse._SubParsersAction, engines_option, format_option) -> None:
+    from harness.cli import add_engine_python_option
+
     p = sub.add_parser(
         "fuzz",
         help="run a fuzzing campaign: random cases on every engine, findings saved and reduced",
@@ -33,6 +35,7 @@ def add_fuzz_parser(sub: argparse._SubParsersAction, engines_option, format_opti
     budget.add_argument("--cases", type=int, help="stop after this many cases (default: 200)")
     p.add_argument("--seed", type=int, help="campaign seed (default: from the clock; printed)")
     engines_option(p)
+    add_engine_python_option(p)
     p.add_argument("--jobs", type=int, default=1, help="shard processes, each with its own engines "
                    "(default: %(default)s)")
     p.add_argument("--out", type=Path, help="campaign directory (default: reports/fuzz-SEED)")
@@ -72,7 +75,7 @@ def add_fuzz_parser(sub: argparse._SubParsersAction, engines_option, format_opti
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
     from harness.campaign.loop import CampaignConfig, run_campaign
-    from harness.cli import _engine_list
+    from harness.cli import _engine_list, engine_options
 
     if args.jobs < 1:
         raise InvalidInput("must be at least 1", "--jobs")
@@ -103,7 +106,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         reduce_seconds=args.reduce_seconds, timeout_seconds=args.timeout,
         metamorphic_share=args.metamorphic_share, batch_size=args.batch_size,
         unbatched_share=args.unbatched_share, reruns=args.reruns,
-        engine_options=_spark_options(engines, args),
+        engine_options=engine_options(args, list(engines)),
     )
     budget = f"{args.minutes:g} minutes" if args.minutes else f"{cases} cases"
     where = " as a Spark job" if args.on_spark else ""
@@ -126,16 +129,6 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     else:
         print(format_summary(result.summary, result.findings))
     return result.exit_code
-
-
-def _spark_options(engines: tuple[str, ...], args: argparse.Namespace) -> dict:
-    """Where Spark-under-test runs: --spark-master or --spark-remote (also without --on-spark)."""
-    url = args.spark_remote or args.spark_master
-    if url is None:
-        return {}
-    from harness.campaign.spark_job import is_spark
-
-    return {name: {"master": url} for name in engines if is_spark(name)}
 
 
 class _ProgressLine:

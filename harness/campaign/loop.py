@@ -315,7 +315,8 @@ class Shard:
 
         statuses: dict[str, str] = {}
         for engine in self.engines:
-            rng = Random(f"{seed}/metamorphic/{engine.name}")
+            # Two builds of one engine (`duckdb`, `duckdb@candidate`) get the same checks.
+            rng = Random(f"{seed}/metamorphic/{engine.name.partition('@')[0]}")
             for relation in RELATIONS:
                 chk = relation.derive(case, Random(f"{rng.random()}/{relation.name}"), engine.dialect)
                 if chk is None:
@@ -349,12 +350,14 @@ def harness_error_line(index: int, seed: str, error: Exception) -> dict:
 
 def make_engines(config: CampaignConfig) -> list[Engine]:
     from harness.campaign.isolation import IsolatedEngine
-    from harness.engines.registry import get_engine
+    from harness.engines.registry import engine_class, get_engine
 
     engines: list[Engine] = []
     for name in config.engines:
         options = config.engine_options.get(name, {})
-        if name == "reference" or not config.isolate:
+        if engine_class(name).out_of_process:  # in a process of its own already (another Python's)
+            engines.append(get_engine(name, timeout=config.timeout_seconds, **options))
+        elif name == "reference" or not config.isolate:
             engines.append(get_engine(name, **options))
         else:
             engines.append(IsolatedEngine(name, timeout=config.timeout_seconds, **options))
@@ -378,8 +381,13 @@ class CampaignResult:
 Listener = Callable[[Progress, float], None]
 
 
-def run_campaign(config: CampaignConfig, listener: Listener | None = None) -> CampaignResult:
+def run_campaign(config: CampaignConfig, listener: Listener | None = None,
+                 engines: list[Engine] | None = None) -> CampaignResult:
+    """Run (or resume) a campaign. `engines`, when given, are started ones to use
+    (and close) instead of making new ones; only with one job."""
     _check_engines(config)
+    if engines is not None and config.jobs > 1:
+        raise ValueError("a campaign runs on given engines only with one job")
     store = CampaignStore(config.out, _meta(config), config.resume)
     started = time.time()
     before = len(store.progress.done)
@@ -398,7 +406,7 @@ def run_campaign(config: CampaignConfig, listener: Listener | None = None) -> Ca
 
     try:
         if config.jobs <= 1:
-            Shard(config, 0, store.progress, store.findings_dir).run(emit, deadline)
+            Shard(config, 0, store.progress, store.findings_dir, engines).run(emit, deadline)
         else:
             _run_pool(config, store, emit, deadline)
     finally:

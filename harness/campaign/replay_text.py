@@ -126,10 +126,10 @@ def _write_engine(e: EngineReplay, case: Case, out: TextIO) -> None:
     shown = [[show(v) for v in row] for row in e.answer.rows]
     out.writelines(f"{line}\n" for line in text_table(e.answer.columns, shown, "    "))
     if e.diff is not None:
-        _write_diff(e.diff, e.answer.columns, out)
+        write_diff(e.diff, e.answer.columns, out)
 
 
-def _write_diff(d: Diff, columns: list[str], out: TextIO) -> None:
+def write_diff(d: Diff, columns: list[str], out: TextIO) -> None:
     if d.problem:
         out.write(f"  diff against the {d.against}: {d.problem}\n")
         return

@@ -22,18 +22,14 @@ from dataclasses import dataclass
 
 from harness.cases import Case
 from harness.coverage import expr_type
+from harness.features import window_expressions
 from harness.model import (
     BoundKind,
     FuncCall,
     NullTreatment,
-    Select,
-    SelectItem,
     TableSchema,
     WindowExpr,
     WindowSpec,
-    resolve_window,
-    walk,
-    window_exprs,
 )
 from harness.types import canonical_type_name
 
@@ -121,16 +117,7 @@ def normalise_error(message: str) -> str:
 
 def _window_expressions(case: Case) -> dict[str, tuple[WindowExpr, WindowSpec]]:
     """Window expressions by output name (the alias, else its position)."""
-    found: dict[str, tuple[WindowExpr, WindowSpec]] = {}
-    for node in walk(case.query):
-        if not isinstance(node, Select):
-            continue
-        named = {item.alias: item for item in node.items if isinstance(item, SelectItem)}
-        for expr in window_exprs(node):
-            spec = resolve_window(expr.window, node.windows)
-            alias = next((a for a, item in named.items() if item.expr is expr), None)
-            found[alias or f"#{len(found) + 1}"] = (expr, spec)
-    return found
+    return window_expressions(case.query)
 
 
 def _mismatched_column(detail: str, exprs: dict) -> str | None:

@@ -129,6 +129,9 @@ class Dialect:
     semantics: SemanticsProfile = STANDARD
     identifier_quote: str = '"'
     type_names: dict[TypeKind, str] = field(default_factory=dict)
+    # Types and values the engine cannot hold as they are (`type.decimal`,
+    # `data.nan`): the names it raises `Unsupported` with.
+    unrepresentable: frozenset[str] = frozenset()
     # The engine's own words for "I do not implement this" (regular
     # expressions): such a rejection is an `unsupported` verdict, not an error.
     not_implemented: tuple[str, ...] = ()

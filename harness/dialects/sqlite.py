@@ -112,6 +112,17 @@ class SQLiteDialect(Dialect):
         raise Unsupported(UNREPRESENTABLE[TypeKind.TIMESTAMP])
 
 
+# Table columns the engine refuses to load (harness/engines/sqlite.py): SQLite
+# would store them as another type, and NaN as NULL.
+UNREPRESENTABLE_DATA = {
+    TypeKind.DECIMAL: "data.decimal",
+    TypeKind.DATE: "data.date",
+    TypeKind.TIMESTAMP: "data.timestamp",
+    TypeKind.BOOL: "data.boolean",
+}
+NAN_DATA = "data.nan"
+OTHER_DATA = "data.other-type"  # an Arrow type the harness has no SQL type for
+
 SQLITE = SQLiteDialect(
     name="sqlite",
     unsupported=UNSUPPORTED,
@@ -125,4 +136,6 @@ SQLITE = SQLiteDialect(
         # error ("integer overflow"), avg(integer) is REAL. (No DECIMAL type.)
     ),
     identifier_quote="`",
+    unrepresentable=frozenset(
+        [*UNREPRESENTABLE.values(), *UNREPRESENTABLE_DATA.values(), NAN_DATA, OTHER_DATA]),
 )

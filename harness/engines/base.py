@@ -32,6 +32,11 @@ class Engine(ABC):
     # `--spark-remote` say where it is.
     runs_on_spark: bool = False
 
+    # The adapter runs in a worker process of its own (`harness.engines.remote`),
+    # with crash and timeout handling built in: a campaign constructs it as it
+    # is, with `timeout`, instead of wrapping it in an isolating worker.
+    out_of_process: bool = False
+
     # Which code base answers, when it is not the engine's name: engines (or
     # configurations) that share one count once when engines outvote the reference.
     shares_code_with: str | None = None

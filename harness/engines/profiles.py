@@ -10,6 +10,11 @@ such a spec into an adapter whose `name` is the spec (its own column in
 every result) and whose implementation is still the base engine (profiles of
 one engine are one opinion when engines outvote the reference).
 
+A spec may end with a label, `duckdb@candidate`, `duckdb[threads=1]@candidate`
+(LABEL: letters, digits, `_`, `.`, `-`): the same adapter under the same
+profiles, run by another Python environment (`harness.engines.remote`), so
+that a locally built engine is compared with the released one.
+
 Each profile's description says what it was measured to change (Spark 4.3.0,
 DataFusion 55, DuckDB 2.0); `tests/test_profiles.py` checks each one.
 """
@@ -166,31 +171,35 @@ def profiles_of(implementation: str) -> dict[str, Profile]:
 
 @dataclass(frozen=True)
 class EngineSpec:
-    """An engine as users write it: `base` or `base[profile,profile...]`."""
+    """An engine as users write it: `base`, `base[profile,profile...]`, either
+    with `@label` (run by another Python environment)."""
 
     base: str
     profiles: tuple[str, ...] = ()
+    label: str | None = None
 
     @property
     def name(self) -> str:
-        return f"{self.base}[{','.join(self.profiles)}]" if self.profiles else self.base
+        name = f"{self.base}[{','.join(self.profiles)}]" if self.profiles else self.base
+        return f"{name}@{self.label}" if self.label is not None else name
 
 
-_SPEC = re.compile(r"([^\[\],]+)(?:\[([^\[\]]*)\])?")
+_SPEC = re.compile(r"([^\[\],@]+)(?:\[([^\[\]]*)\])?(?:@([A-Za-z0-9_.-]+))?")
 
 
 def parse_spec(text: str) -> EngineSpec:
     """The syntax only; `canonical` checks the names against the engine's table."""
     match = _SPEC.fullmatch(text.strip())
     if match is None:
-        raise InvalidInput(f"malformed engine {text!r} (expected NAME or NAME[PROFILE,...])", "engine")
-    base, inner = match.group(1).strip(), match.group(2)
+        raise InvalidInput(f"malformed engine {text!r} (expected NAME or NAME[PROFILE,...], "
+                           "optionally followed by @LABEL of letters, digits, _ . -)", "engine")
+    base, inner, label = match.group(1).strip(), match.group(2), match.group(3)
     if inner is None:
-        return EngineSpec(base)
+        return EngineSpec(base, (), label)
     names = tuple(p.strip() for p in inner.split(","))
     if not all(names):
         raise InvalidInput(f"an empty profile name in {text!r}", "engine")
-    return EngineSpec(base, names)
+    return EngineSpec(base, names, label)
 
 
 def canonical(spec: EngineSpec, implementation: str) -> EngineSpec:
@@ -201,7 +210,7 @@ def canonical(spec: EngineSpec, implementation: str) -> EngineSpec:
     if unknown:
         raise InvalidInput(
             f"engine {spec.base!r} has no profile {unknown[0]!r} (known: {', '.join(table)})", "engine")
-    chosen = EngineSpec(spec.base, tuple(p for p in table if p != DEFAULT and p in spec.profiles))
+    chosen = EngineSpec(spec.base, tuple(p for p in table if p != DEFAULT and p in spec.profiles), spec.label)
     profile_options(chosen, implementation)  # raises on a conflict
     return chosen
 

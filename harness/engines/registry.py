@@ -10,6 +10,13 @@ a subclass of the engine's own, made once per spec, whose `name` is the
 canonical spec and whose `shares_code_with` is the base engine, so that
 class-level questions (dialect, name, implementation) are answered without
 constructing anything (`IsolatedEngine` asks them in the parent process).
+
+A spec with a label, `duckdb@candidate` or `duckdb[threads=1]@candidate`, is
+that engine run by another Python environment (`harness.engines.remote`):
+its class is a `RemoteEngine` made once per spec, named as the spec, with
+the unlabelled spec's dialect and profiles, and sharing its code with the
+base engine (the released and the candidate build are one implementation
+when engines outvote the reference). Constructing it needs `python=`.
 """
 
 from __future__ import annotations
@@ -55,7 +62,8 @@ def engine_class(name: str) -> type[Engine]:
     spec = parse_spec(name)
     base = _base_class(spec.base)
     spec = canonical(spec, _implementation(base))
-    return _profiled(base, spec.profiles) if spec.profiles else base
+    cls = _profiled(base, spec.profiles) if spec.profiles else base
+    return _labelled(cls, spec.label) if spec.label is not None else cls
 
 
 def _base_class(name: str) -> type[Engine]:
@@ -94,14 +102,48 @@ def _profiled(base: type[Engine], profiles: tuple[str, ...]) -> type[Engine]:
     })
 
 
+@functools.cache
+def _labelled(cls: type[Engine], label: str) -> type[Engine]:
+    """`cls` run by another Python: answers class-level questions as `cls` does,
+    under its own name `{cls.name}@{label}`."""
+    if cls.is_reference:
+        raise InvalidInput(f"{cls.name!r} is the oracle and runs in the harness's own process; "
+                           f"it takes no @{label}", "engine")
+    if cls.render is not Engine.render:
+        # The child gets SQL text: an adapter that renders its own way (the
+        # faulty engines' planted rewrites) would lose that in the parent.
+        raise InvalidInput(f"{cls.name!r} renders queries its own way, which another "
+                           f"Python environment cannot do; it takes no @{label}", "engine")
+    from harness.engines.remote import RemoteEngine
+
+    return type(f"{cls.__name__}@{label}", (RemoteEngine,), {
+        "__module__": RemoteEngine.__module__,
+        "__doc__": f"{cls.__name__} run by another Python environment, labelled {label!r}.",
+        "name": f"{cls.name}@{label}",
+        "dialect": cls.dialect,
+        "shares_code_with": _implementation(cls),
+        "profiles": cls.profiles,
+        "target": cls.name,
+    })
+
+
+def label_of(name: str) -> str | None:
+    """The label of a spec (`duckdb@candidate` -> `candidate`), None without one;
+    syntax only, so it needs no engine library."""
+    return parse_spec(name).label
+
+
 def canonical_name(name: str) -> str:
-    """`name` as results show it: `spark[default]` -> `spark`, profiles in table order."""
+    """`name` as results show it: `spark[default]` -> `spark`, profiles in table order,
+    the label kept (`duckdb[default]@candidate` -> `duckdb@candidate`)."""
     return engine_class(name).name
 
 
 def get_engine(name: str, **options: Any) -> Engine:
     """A new adapter for `name`; `options` go to its constructor (e.g. Spark's
-    master) and merge with its profiles' options (a `config` key by key).
+    master) and merge with its profiles' options (a `config` key by key). A
+    labelled spec also takes `python` (the other environment's interpreter,
+    required) and `timeout` (seconds per query); see `harness.engines.remote`.
 
     Raises EngineUnavailable when the engine's library or runtime is missing.
     """

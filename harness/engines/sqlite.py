@@ -21,19 +21,19 @@ from collections.abc import Mapping, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from harness.dialects.sqlite import SQLITE
+from harness.dialects.sqlite import NAN_DATA, OTHER_DATA, SQLITE, UNREPRESENTABLE_DATA
 from harness.engines.base import Engine
 from harness.errors import EngineError, InvalidInput, Unsupported
-from harness.types import from_arrow
+from harness.types import TypeKind, from_arrow
 
 _MAX_MESSAGE = 500
 
 # Arrow types whose values SQLite cannot hold as they are.
 _UNREPRESENTABLE = [
-    (pa.types.is_decimal, "data.decimal"),
-    (pa.types.is_date, "data.date"),
-    (pa.types.is_timestamp, "data.timestamp"),
-    (pa.types.is_boolean, "data.boolean"),
+    (pa.types.is_decimal, UNREPRESENTABLE_DATA[TypeKind.DECIMAL]),
+    (pa.types.is_date, UNREPRESENTABLE_DATA[TypeKind.DATE]),
+    (pa.types.is_timestamp, UNREPRESENTABLE_DATA[TypeKind.TIMESTAMP]),
+    (pa.types.is_boolean, UNREPRESENTABLE_DATA[TypeKind.BOOL]),
 ]
 
 
@@ -50,7 +50,7 @@ def check_representable(tables: Mapping[str, pa.Table]) -> None:
                 if check(field.type):
                     raise Unsupported(feature, f"column {field.name!r} is {field.type}")
             if pa.types.is_floating(field.type) and pc.any(pc.is_nan(column)).as_py():
-                raise Unsupported("data.nan", f"column {field.name!r} holds NaN")
+                raise Unsupported(NAN_DATA, f"column {field.name!r} holds NaN")
 
 
 def column_type(values: Sequence[object]) -> pa.DataType:
@@ -141,7 +141,7 @@ class SQLiteEngine(Engine):
         try:
             return self.dialect.type_name(from_arrow(f.type))
         except InvalidInput as e:
-            raise Unsupported(f"data.{f.type}", str(e)) from None
+            raise Unsupported(OTHER_DATA, f"{f.type}: {e}") from None
 
     def close(self) -> None:
         if self._con is not None:

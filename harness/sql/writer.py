@@ -280,7 +280,7 @@ class _Writer:
         ranking = not functions.lookup(w.func.name).uses_frame
         # The frame may come from a named window, so look at the resolved one.
         resolved = resolve_window(w.window, self.windows)
-        if ranking and not self.d.supports(Feature.FRAME_ON_RANKING) and resolved.frame is not None:
+        if ranking and resolved.frame is not None and not self.d.supports(Feature.FRAME_ON_RANKING):
             raise Unsupported(Feature.FRAME_ON_RANKING.value)
         self.check_window_limits(w.func.name, resolved)
         if resolved.frame is not None and resolved.frame.mode is FrameMode.RANGE and not resolved.order_by:

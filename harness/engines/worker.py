@@ -1,0 +1,228 @@
+"""Engines in worker processes: a crash or a hang costs one query, not the run.
+
+`WorkerEngine` is an adapter that lives in a worker process: SQL and Arrow
+tables cross a channel, and
+
+- a worker that dies mid-query raises `EngineCrash` (with its exit signal);
+- a query that does not answer within `timeout` seconds raises
+  `EngineTimeout`; the worker's process group is killed;
+
+and in both cases the next query starts a fresh worker. Rendering stays in
+the caller's process (it is the dialect's job, and pure). Two kinds share it:
+`harness.campaign.isolation.IsolatedEngine` (a multiprocessing worker of this
+interpreter, for crash and hang isolation) and
+`harness.engines.remote.RemoteEngine` (an engine run by another Python).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from abc import abstractmethod
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import pyarrow as pa
+
+from harness.engines.base import Engine
+from harness.errors import (
+    EngineCrash,
+    EngineError,
+    EngineTimeout,
+    EngineUnavailable,
+    HarnessError,
+    Unsupported,
+)
+
+DEFAULT_TIMEOUT = 30.0
+# Starting a worker includes the engine's own start (a SparkSession: ~5 s).
+START_TIMEOUT = 180.0
+
+
+class Worker(Protocol):
+    """A worker process as `WorkerEngine` sees it (multiprocessing.Process's names)."""
+
+    pid: int | None
+
+    @property
+    def exitcode(self) -> int | None: ...
+
+    def is_alive(self) -> bool: ...
+
+    def join(self, timeout: float | None = None) -> None: ...
+
+
+class Channel(Protocol):
+    """Whole messages (tuples) to and from a worker (multiprocessing Connection's names)."""
+
+    def send(self, obj: Any) -> None: ...
+
+    def recv(self) -> Any: ...
+
+    def poll(self, timeout: float | None = 0.0) -> bool: ...
+
+    def close(self) -> None: ...
+
+
+class WorkerEngine(Engine):
+    """An adapter in a worker process; see the module docstring.
+
+    A worker answers ("ready", version) once its engine has started, or
+    ("unavailable", reason) / ("failed", reason); then one reply per ("run",
+    tables, sql) until ("close",) (see `serve`).
+    """
+
+    out_of_process = True
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self.restarts = 0
+        self._process: Worker | None = None
+        self._conn: Channel | None = None
+        self._version: str | None = None
+
+    @abstractmethod
+    def _spawn(self) -> tuple[Worker, Channel]:
+        """A new worker, already told what to run, and the channel to it."""
+
+    def _unavailable(self, reason: str) -> EngineUnavailable:
+        return EngineUnavailable(self.name, reason)
+
+    # -- lifecycle --------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._process is not None and self._process.is_alive():
+            return
+        self._process, self._conn = self._spawn()
+        reply = self._receive(START_TIMEOUT, starting=True)
+        if reply[0] != "ready":
+            self._kill()
+            raise self._unavailable(reply[1] if reply[0] == "unavailable"
+                                    else f"its worker failed to start: {reply[1:]}")
+        self._version = reply[1]
+
+    def version(self) -> str:
+        if self._version is None:
+            self.start()
+        return self._version or "?"
+
+    def close(self) -> None:
+        if self._conn is not None and self._process is not None and self._process.is_alive():
+            with contextlib.suppress(OSError, EOFError, BrokenPipeError):
+                self._conn.send(("close",))
+            self._process.join(10)
+        self._kill()
+
+    # -- queries ----------------------------------------------------------------
+
+    def run(self, tables: Mapping[str, pa.Table], sql: str) -> pa.Table:
+        self.start()
+        assert self._conn is not None
+        try:
+            self._conn.send(("run", dict(tables), sql))
+        except (OSError, BrokenPipeError):
+            raise self._crashed("its worker was gone before the query was sent") from None
+        reply = self._receive(self.timeout)
+        kind = reply[0]
+        if kind == "ok":
+            return reply[1]
+        if kind == "unsupported":
+            raise Unsupported(reply[1], reply[2])
+        if kind == "crash":
+            raise EngineCrash(self.name, reply[1])
+        raise EngineError(self.name, reply[1])
+
+    def _receive(self, timeout: float, starting: bool = False) -> tuple:
+        assert self._conn is not None and self._process is not None
+        deadline = time.monotonic() + timeout
+        while not self._conn.poll(0.05):
+            if not self._process.is_alive():
+                # A last reply may still sit in the pipe after a clean exit.
+                if self._conn.poll(0):
+                    break
+                raise self._crashed("its worker died")
+            if time.monotonic() > deadline:
+                self._kill()
+                self.restarts += 1
+                what = "start" if starting else "answer"
+                raise EngineTimeout(self.name, f"did not {what} within {timeout:g} s; worker killed")
+        try:
+            return self._conn.recv()
+        except (EOFError, OSError):
+            raise self._crashed("its worker closed the pipe") from None
+
+    def _crashed(self, what: str) -> EngineCrash:
+        if self._process is not None:
+            self._process.join(2)  # reap it, so its exit signal can be named
+        code = self._process.exitcode if self._process is not None else None
+        self._kill()
+        self.restarts += 1
+        if code is not None and code < 0:
+            try:
+                how = f"killed by {signal.Signals(-code).name}"
+            except ValueError:
+                how = f"killed by signal {-code}"
+        else:
+            how = f"exit code {code}"
+        return EngineCrash(self.name, f"{what} ({how}); restarted for the next query")
+
+    def _kill(self) -> None:
+        process, self._process = self._process, None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        if process is None:
+            return
+        if process.is_alive() and process.pid is not None:
+            # The worker leads its own process group: a JVM it started dies too.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+        process.join(5)
+
+
+# -- the worker's side ---------------------------------------------------------------
+
+
+def serve(conn: Channel, name: str, options: Mapping[str, Any]) -> None:
+    """The worker: start the engine, then answer ("run", tables, sql) until ("close",)."""
+    from harness.engines.registry import get_engine
+
+    try:
+        engine = get_engine(name, **options)
+        engine.start()
+        conn.send(("ready", engine.version()))
+    except EngineUnavailable as e:
+        conn.send(("unavailable", str(e)))
+        return
+    except Exception as e:  # noqa: BLE001 (reported to the caller, who decides)
+        conn.send(("failed", f"{type(e).__name__}: {e}"))
+        return
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            break
+        if message[0] == "close":
+            break
+        _, tables, sql = message
+        conn.send(_answer(engine, tables, sql))
+    engine.close()
+
+
+def _answer(engine: Engine, tables: Mapping[str, pa.Table], sql: str) -> tuple:
+    # Errors cross as plain tuples: the harness's exceptions take several
+    # constructor arguments and do not survive pickling as they are.
+    try:
+        return ("ok", engine.run(tables, sql))
+    except Unsupported as e:
+        return ("unsupported", e.feature, e.detail)
+    except EngineCrash as e:
+        return ("crash", e.message)
+    except EngineError as e:
+        return ("error", e.message)
+    except HarnessError as e:
+        return ("error", str(e))
+    except Exception as e:  # noqa: BLE001 (an adapter bug is still this query's error)
+        return ("error", f"{type(e).__name__}: {e}")

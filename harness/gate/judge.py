@@ -1,0 +1,167 @@
+"""What each verdict means for the gate.
+
+Every verdict that is not a match becomes an `Item`: explained by a baseline
+entry (reviewed, or derived from a dialect's declarations), or a failure.
+Corpus verdicts are judged one by one; fuzz findings once per signature,
+on the first case that showed it (the signature is what makes two findings
+the same difference). Engines run as an A/B pair (`duckdb` and
+`duckdb@candidate`) are also compared with each other, case by case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.baseline import Baseline, Entry, Observation, engine_parts
+from harness.cases import Case, load_case
+from harness.compare import Verdict
+from harness.errors import InvalidInput
+from harness.runner import Result
+
+MATCH = Verdict.MATCH.value
+
+
+@dataclass
+class Item:
+    """A verdict that is not a match, on one case and engine (or one fuzz signature)."""
+
+    source: str  # "corpus" or "fuzz"
+    case_id: str  # the corpus case id; for fuzz, the first case's seed (`fuzz/0/17`)
+    engine: str
+    verdict: str
+    detail: str
+    entry: Entry | None  # what explains it; None: a failure
+    sql: str | None = None
+    file: str | None = None  # the corpus case file, or the finding's case file
+    signature: str | None = None  # fuzz findings
+    key: str | None = None
+    count: int = 1  # fuzz: occurrences of the signature
+    diff: str = ""  # for failures: the engine's answer against the reference's
+
+    @property
+    def failed(self) -> bool:
+        return self.entry is None
+
+    def as_json(self) -> dict:
+        return {
+            "source": self.source, "case": self.case_id, "engine": self.engine,
+            "verdict": self.verdict, "detail": self.detail, "sql": self.sql, "file": self.file,
+            "signature": self.signature, "count": self.count,
+            "explained_by": self.entry.id if self.entry is not None else None,
+            "kind": self.entry.kind if self.entry is not None else None,
+            "diff": self.diff or None,
+        }
+
+
+@dataclass
+class Explainer:
+    """The baseline and the dialect-derived entries, for the engines of one run."""
+
+    baseline: Baseline
+    derived: list[Entry]
+    versions: Mapping[str, str]  # engine -> version
+    used: set[str] = field(default_factory=set)
+
+    def explain(self, obs: Observation) -> Entry | None:
+        entry = self.baseline.explain(obs, self.derived)
+        if entry is not None:
+            self.used.add(entry.id)
+        return entry
+
+    def observe(self, case_id: str, engine: str, verdict: str, detail: str,
+                case: Case | None, extra: frozenset[str] = frozenset()) -> Observation:
+        return Observation(case_id, engine, verdict, detail, self.versions.get(engine, ""), case, extra)
+
+
+def corpus_items(results: Iterable[Result], cases: Mapping[str, Case], explainer: Explainer) -> list[Item]:
+    items = []
+    for r in results:
+        if r.verdict is Verdict.MATCH:
+            continue
+        case = cases.get(r.case)
+        obs = explainer.observe(r.case, r.engine, r.verdict.value, r.detail, case)
+        path = str(case.path) if case is not None and case.path else None
+        items.append(Item("corpus", r.case, r.engine, r.verdict.value, r.detail,
+                          explainer.explain(obs), r.sql, path))
+    return items
+
+
+def fuzz_items(findings: Sequence[dict], out: Path, seed: int, explainer: Explainer) -> list[Item]:
+    """One item per finding signature (`findings`: the campaign's tallies)."""
+    items = []
+    for f in findings:
+        case, record = _finding_case(out, f.get("file") or "")
+        extra = frozenset({f"metamorphic.{record['relation']}"}) if record.get("relation") else frozenset()
+        obs = explainer.observe(f"fuzz/{seed}/{f['first_case']}", f["engine"], f["verdict"],
+                                f.get("detail", ""), case, extra)
+        sql = ((record.get("engines") or {}).get(f["engine"]) or {}).get("sql") or record.get("left_sql")
+        items.append(Item("fuzz", obs.case_id, f["engine"], f["verdict"], f.get("detail", ""),
+                          explainer.explain(obs), sql, str(out / f["file"]) if f.get("file") else None,
+                          f["signature"], f["key"], f.get("count", 1)))
+    return items
+
+
+def _finding_case(out: Path, file: str) -> tuple[Case | None, dict]:
+    if not file:
+        return None, {}
+    try:
+        case = load_case(out / file)
+    except (OSError, InvalidInput):
+        return None, {}
+    return case, case.finding or {}
+
+
+# -- A/B ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ABDifference:
+    """Released engine `a` and its other build `b` judged one case differently."""
+
+    source: str
+    case_id: str
+    a: str
+    b: str
+    a_verdict: str
+    b_verdict: str
+    detail: str = ""  # b's detail (a's when b matched)
+
+    @property
+    def regression(self) -> bool:
+        """`b` fails where `a` matched: what an engine change must not do."""
+        return self.a_verdict == MATCH and self.b_verdict != MATCH
+
+    def as_json(self) -> dict:
+        return {"source": self.source, "case": self.case_id, "a": self.a, "b": self.b,
+                "a_verdict": self.a_verdict, "b_verdict": self.b_verdict,
+                "regression": self.regression, "detail": self.detail}
+
+
+def ab_pairs(engines: Sequence[str]) -> list[tuple[str, str]]:
+    """(released, other build) for each labelled engine whose unlabelled twin also runs:
+    `duckdb@candidate` pairs with `duckdb`, `duckdb[threads=1]@x` with `duckdb[threads=1]`."""
+    pairs = []
+    for name in engines:
+        base, profiles, label = engine_parts(name)
+        if label is None:
+            continue
+        twin = next((e for e in engines if engine_parts(e) == (base, profiles, None)), None)
+        if twin is not None:
+            pairs.append((twin, name))
+    return pairs
+
+
+def ab_differences(source: str, verdicts: Iterable[tuple[str, Mapping[str, tuple[str, str]]]],
+                   pairs: Sequence[tuple[str, str]]) -> list[ABDifference]:
+    """`verdicts`: (case id, engine -> (verdict, detail)) for each case."""
+    out = []
+    for case_id, by_engine in verdicts:
+        for a, b in pairs:
+            if a not in by_engine or b not in by_engine:
+                continue
+            (va, da), (vb, db) = by_engine[a], by_engine[b]
+            if va != vb:
+                out.append(ABDifference(source, case_id, a, b, va, vb, db if vb != MATCH else da))
+    return out

@@ -1,0 +1,248 @@
+"""Run the gate: the corpus, then a seeded fuzz budget, on one set of engines.
+
+The engines start once (each in its own worker process, so a crash or a
+hang is a verdict) and serve both parts. Everything the gate decides is
+written under its output directory:
+
+    OUT/gate.json     the result: every non-match verdict, what explains it,
+                      stale entries, A/B differences, figures
+    OUT/corpus.json   the corpus verdicts (as `window-harness run --format json`)
+    OUT/fuzz/         the campaign directory (as `window-harness fuzz --out`)
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.baseline import Baseline, Entry, derived_entries, stale
+from harness.cases import Case
+from harness.errors import InvalidInput
+from harness.gate.judge import (
+    ABDifference,
+    Explainer,
+    Item,
+    ab_differences,
+    ab_pairs,
+    corpus_items,
+    fuzz_items,
+)
+from harness.runner import RunResults, run_cases
+
+MARKER = "gate.json"
+DIFFS_SHOWN = 5  # failures whose diff is computed (each replays its case)
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    engines: tuple[str, ...]
+    cases: tuple[Case, ...]
+    baseline: Baseline
+    out: Path
+    seed: int = 0
+    budget_seconds: float = 60.0
+    budget_cases: int | None = None  # also stop the fuzz after this many cases
+    strict_baseline: bool = False
+    engine_options: dict = field(default_factory=dict)
+    timeout_seconds: float = 30.0
+    batch_size: int = 20
+    whole_corpus: bool = True  # the repository's whole corpus ran (for staleness)
+
+
+@dataclass
+class GateResult:
+    config: GateConfig
+    versions: dict[str, str]
+    items: list[Item]
+    stale: list[Entry]
+    ab: list[ABDifference]
+    corpus: RunResults
+    fuzz: dict  # the campaign's summary ({} without a fuzz budget)
+    fuzz_cases: list[dict]  # cases.jsonl lines
+    fuzz_occurrences: list[dict]  # findings.jsonl lines
+    wall_seconds: float = 0.0
+
+    @property
+    def failures(self) -> list[Item]:
+        return [i for i in self.items if i.failed]
+
+    @property
+    def regressions(self) -> list[ABDifference]:
+        return [d for d in self.ab if d.regression]
+
+    @property
+    def exit_code(self) -> int:
+        bad = self.failures or self.regressions or (self.config.strict_baseline and self.stale)
+        return 1 if bad else 0
+
+    def as_json(self) -> dict:
+        from harness import __version__
+
+        return {
+            "harness_version": __version__,
+            "passed": self.exit_code == 0,
+            "seed": self.config.seed,
+            "budget_seconds": self.config.budget_seconds,
+            "budget_cases": self.config.budget_cases,
+            "engines": self.versions,
+            "baseline": str(self.config.baseline.path) if self.config.baseline.path else None,
+            "strict_baseline": self.config.strict_baseline,
+            "corpus_cases": len({r.case for r in self.corpus.results}),
+            "fuzz_cases": len(self.fuzz_cases),
+            "wall_seconds": round(self.wall_seconds, 1),
+            "failures": [i.as_json() for i in self.failures],
+            "explained": [i.as_json() for i in self.items if not i.failed],
+            "stale": [e.as_json() for e in self.stale],
+            "ab_differences": [d.as_json() for d in self.ab],
+            "fuzz_summary": self.fuzz,
+        }
+
+
+Say = Callable[[str], None]
+
+
+def prepare_out(out: Path) -> None:
+    """A fresh output directory. An earlier gate's is replaced; anything else is left alone."""
+    if out.exists() and any(out.iterdir()):
+        if not (out / MARKER).exists():
+            raise InvalidInput(f"{out} exists and does not hold an earlier gate's results; "
+                               "choose another --out", "--out")
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def run_gate(config: GateConfig, say: Say = lambda text: None, listener=None) -> GateResult:
+    from harness.campaign.loop import CampaignConfig, make_engines, run_campaign
+
+    t0 = time.monotonic()
+    prepare_out(config.out)
+    (config.out / MARKER).write_text(json.dumps({"running": True}) + "\n")  # claims the directory
+    campaign = CampaignConfig(
+        seed=config.seed, engines=config.engines, out=config.out / "fuzz", cases=config.budget_cases,
+        minutes=config.budget_seconds / 60, reduce=False, timeout_seconds=config.timeout_seconds,
+        batch_size=config.batch_size, engine_options=config.engine_options,
+    )
+    engines = make_engines(campaign)
+    try:
+        say(f"starting {len(engines)} engines")
+        corpus = run_cases(config.cases, engines, progress=_corpus_progress(say))
+        versions = dict(corpus.engines)
+        explainer = Explainer(config.baseline, derived_entries(list(config.engines)), versions)
+        by_id = {c.id: c for c in config.cases}
+        items = corpus_items(corpus.results, by_id, explainer)
+        _add_diffs([i for i in items if i.failed], by_id, engines)
+        _write_corpus(corpus, config.out / "corpus.json")
+        summary: dict = {}
+        cases: list[dict] = []
+        occurrences: list[dict] = []
+        if config.budget_seconds > 0 and config.budget_cases != 0:
+            say(f"fuzzing for {config.budget_seconds:g} s, seed {config.seed}")
+            result = run_campaign(campaign, listener=listener, engines=engines)
+            summary = result.summary
+            cases = _lines(campaign.out / "cases.jsonl")
+            occurrences = _lines(campaign.out / "findings.jsonl")
+            found = fuzz_items(result.findings, campaign.out, config.seed, explainer)
+            _add_fuzz_diffs([i for i in found if i.failed], engines)
+            items += found
+    finally:  # the campaign closed them too; a diff may have restarted one
+        for engine in engines:
+            engine.close()
+    pairs = ab_pairs(list(config.engines))
+    ab = ab_differences("corpus", _corpus_verdicts(corpus), pairs) + ab_differences(
+        "fuzz", _fuzz_verdicts(cases, config.seed), pairs)
+    old = stale(config.baseline, explainer.used, versions, by_id, config.whole_corpus)
+    result = GateResult(config, versions, items, old, ab, corpus, summary, cases, occurrences,
+                        time.monotonic() - t0)
+    (config.out / MARKER).write_text(json.dumps(result.as_json(), indent=2, default=str) + "\n")
+    return result
+
+
+def _corpus_progress(say: Say):
+    last = [0.0]
+
+    def progress(done: int, total: int, case: str) -> None:
+        now = time.monotonic()
+        if sys.stderr.isatty():
+            sys.stderr.write(f"\r\033[Kcorpus [{done + 1}/{total}] {case}"[:200])
+            sys.stderr.flush()
+            if done + 1 == total:
+                sys.stderr.write("\r\033[K")
+        elif now - last[0] > 15 or done == 0:
+            last[0] = now
+            say(f"corpus: {done + 1}/{total} cases")
+    return progress
+
+
+def _write_corpus(run: RunResults, path: Path) -> None:
+    from harness.output import write_json
+
+    with path.open("w", encoding="utf-8") as out:
+        write_json(run, out)
+
+
+def _lines(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _corpus_verdicts(run: RunResults):
+    by_case: dict[str, dict[str, tuple[str, str]]] = {}
+    for r in run.results:
+        by_case.setdefault(r.case, {})[r.engine] = (r.verdict.value, r.detail)
+    return by_case.items()
+
+
+def _fuzz_verdicts(cases: list[dict], seed: int):
+    for line in cases:
+        yield f"fuzz/{seed}/{line['index']}", {e: (v, "") for e, v in line["verdicts"].items()}
+
+
+# -- diffs for failures ------------------------------------------------------------
+
+
+def _add_diffs(items: Sequence[Item], cases: dict[str, Case], engines) -> None:
+    for item in items[:DIFFS_SHOWN]:
+        case = cases.get(item.case_id)
+        if case is not None:
+            item.diff = diff_text(case, item.engine, engines)
+
+
+def _add_fuzz_diffs(items: Sequence[Item], engines) -> None:
+    from harness.cases import load_case
+
+    for item in [i for i in items if i.file][:DIFFS_SHOWN]:
+        try:
+            case = load_case(Path(item.file))
+        except (OSError, InvalidInput):
+            continue
+        item.diff = diff_text(case, item.engine, engines)
+
+
+def diff_text(case: Case, engine_name: str, engines) -> str:
+    """`engine_name`'s answer on `case` against the reference's, as text (empty when
+    the engine gave no answer or the reference has none)."""
+    import io
+
+    from harness.campaign.replay import replay
+    from harness.campaign.replay_text import write_diff
+
+    reference = next((e for e in engines if e.is_reference), None)
+    engine = next((e for e in engines if e.name == engine_name), None)
+    if reference is None or engine is None or engine.is_reference:
+        return ""
+    try:
+        rep = replay(case, [reference, engine])
+    except Exception as e:  # noqa: BLE001 (a diff is an aid; the verdict stands without it)
+        return f"(no diff: {type(e).__name__}: {e})"
+    ran = rep.engines[1]
+    if ran.answer is None or ran.diff is None:
+        return ""
+    out = io.StringIO()
+    write_diff(ran.diff, ran.answer.columns, out)
+    return out.getvalue()

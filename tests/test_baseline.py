@@ -1,0 +1,208 @@
+"""The known-differences baseline: validation, matching, derived entries, staleness.
+
+No engine runs here: observations are built by hand from corpus cases.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.baseline import (
+    DEFAULT_PATH,
+    Observation,
+    derived_entries,
+    load_baseline,
+    parse_version,
+    stale,
+)
+from harness.cases import load_case
+from harness.errors import InvalidInput
+
+CASES = Path(__file__).resolve().parent.parent / "cases"
+
+
+def _write(tmp_path: Path, entries: list[dict]) -> Path:
+    path = tmp_path / "baseline.yaml"
+    path.write_text(yaml.safe_dump({"entries": entries}), encoding="utf-8")
+    return path
+
+
+def _entry(**fields) -> dict:
+    base = {"id": "x", "engine": "duckdb", "kind": "upstream-bug", "reason": "because",
+            "match": {"case": "edge/*", "verdict": "mismatch"}}
+    base.update(fields)
+    return base
+
+
+def test_the_repository_baseline_loads():
+    baseline = load_baseline(DEFAULT_PATH)
+    assert len(baseline.entries) >= 10
+    assert len({e.id for e in baseline.entries}) == len(baseline.entries)
+
+
+@pytest.mark.parametrize(("fields", "where", "message"), [
+    ({"colour": "red"}, "entries[0]", "unknown field"),
+    ({"id": "Bad Id"}, "entries[0].id", "lower case"),
+    ({"kind": "feature"}, "entries[0].kind", "is not one of unsupported, by-design, upstream-bug"),
+    ({"reason": ""}, "entries[0].reason", "missing"),
+    ({"engine": "oracle"}, "entries[0].engine", "unknown engine 'oracle'"),
+    ({"engine": "duckdb[fast]"}, "engine", "fast"),
+    ({"engine": "duckdb@candidate"}, "entries[0].engine", "not a label"),
+    ({"versions": "fifty-five"}, "entries[0].versions", "not a version range"),
+    ({"link": "issue 12"}, "entries[0].link", "http"),
+    ({"match": "everything"}, "entries[0].match", "must be a mapping"),
+    ({"match": {"case": "a/b"}}, "entries[0].match.verdict", "missing"),
+    ({"match": {"case": "a/b", "verdict": "wrong"}}, "entries[0].match.verdict", "unknown verdict class"),
+    ({"match": {"case": "a/b", "verdict": "match"}}, "entries[0].match.verdict", "needs no explanation"),
+    ({"match": {"verdict": "mismatch"}}, "entries[0].match", "too broad"),
+    ({"match": {"frame": "windows", "verdict": "mismatch"}}, "entries[0].match.frame", "unknown frame"),
+    ({"match": {"function": "median_of", "verdict": "mismatch"}}, "entries[0].match.function",
+     "unknown function"),
+    ({"match": {"feature": "frame.sideways", "verdict": "mismatch"}}, "entries[0].match.feature",
+     "unknown feature"),
+    ({"match": {"error": "(unclosed", "verdict": "error"}}, "entries[0].match.error",
+     "not a regular expression"),
+    ({"match": {"case": ["a", 3], "verdict": "error"}}, "entries[0].match.case", "list of strings"),
+    ({"match": {"case": "a/b", "verdict": "error", "colour": 1}}, "entries[0].match", "unknown field"),
+])
+def test_a_malformed_entry_names_the_file_entry_and_field(tmp_path, fields, where, message):
+    path = _write(tmp_path, [_entry(**fields)])
+    with pytest.raises(InvalidInput) as raised:
+        load_baseline(path)
+    text = str(raised.value)
+    assert str(path) in text and where in text and message in text, text
+
+
+def test_duplicate_ids_are_refused(tmp_path):
+    path = _write(tmp_path, [_entry(), _entry()])
+    with pytest.raises(InvalidInput, match=r"entries\[1\]\.id.*duplicate id 'x'"):
+        load_baseline(path)
+
+
+def test_what_a_dialect_declares_is_not_declared_twice(tmp_path):
+    # Spark's dialect lacks GROUPS frames; the baseline may not say it again.
+    path = _write(tmp_path, [_entry(engine="spark", kind="unsupported",
+                                    match={"feature": "frame.groups", "verdict": "unsupported"})])
+    with pytest.raises(InvalidInput, match=r"frame\.groups is already declared missing by spark's "
+                       r"dialect \(harness/dialects/spark\.py\); remove this entry"):
+        load_baseline(path)
+
+
+def test_an_unreadable_file_is_bad_input(tmp_path):
+    path = tmp_path / "b.yaml"
+    path.write_text("entries: [", encoding="utf-8")
+    with pytest.raises(InvalidInput, match="cannot read the baseline"):
+        load_baseline(path)
+    with pytest.raises(InvalidInput, match="list under 'entries'"):
+        load_baseline(_write_text(tmp_path, "entries: 3"))
+
+
+def _write_text(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "c.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# -- matching ----------------------------------------------------------------------
+
+
+def _case(case_id: str):
+    return load_case(CASES / f"{case_id}.yaml")
+
+
+def _one(tmp_path, **fields):
+    return load_baseline(_write(tmp_path, [_entry(**fields)])).entries[0]
+
+
+def test_engine_profiles_labels_and_versions(tmp_path):
+    entry = _one(tmp_path, engine="datafusion[partitions=2]", versions=">=55,<56",
+                 match={"case": "edge/*", "verdict": "mismatch"})
+    obs = Observation("edge/x", "datafusion[partitions=2]", "mismatch", version="55.2.0")
+    assert entry.explains(obs)
+    assert entry.explains(Observation("edge/x", "datafusion[partitions=2]@candidate", "mismatch",
+                                      version="55.0.1"))
+    assert not entry.explains(Observation("edge/x", "datafusion", "mismatch", version="55.2.0"))
+    assert not entry.explains(Observation("edge/x", "datafusion[partitions=2]", "mismatch",
+                                          version="54.1.0"))
+    assert not entry.explains(Observation("edge/x", "duckdb", "mismatch", version="55.2.0"))
+    # A planted bug shares duckdb's code, never its known differences.
+    assert not _one(tmp_path).explains(Observation("edge/x", "duckdb~ntile", "mismatch"))
+
+
+def test_function_and_frame_are_those_of_the_column_that_differed(tmp_path):
+    case = _case("edge/named_window_ordered_shared")
+    names = sorted({e.function for e in Observation("c", "duckdb", "mismatch", "", "", case).expressions})
+    assert len(names) >= 2, names  # the test needs a query with several functions
+    first, other = names[0], names[1]
+    entry = _one(tmp_path, match={"function": first, "verdict": "mismatch"})
+    column = next(alias for alias, (expr, _) in _window_exprs(case).items() if expr.func.name == other)
+    pinned = Observation("c", "duckdb", "mismatch", f"input row 1: column {column}: engine 1, expected 2",
+                         "", case)
+    assert not entry.explains(pinned)  # the difference is in `other`'s column
+    unpinned = Observation("c", "duckdb", "mismatch", "2 rows, expected 3", "", case)
+    assert entry.explains(unpinned)  # no column named: any window expression counts
+
+
+def _window_exprs(case):
+    from harness.features import window_expressions
+
+    return window_expressions(case.query)
+
+
+def test_features_must_all_hold_and_come_from_the_case(tmp_path):
+    case = _case("special_floats/negative_zero_peers")
+    entry = _one(tmp_path, match={"feature": ["data.negative-zero", "window.ordered"], "verdict": "mismatch"})
+    assert entry.explains(Observation("c", "duckdb", "mismatch", "", "", case))
+    narrower = _one(tmp_path, match={"feature": ["data.negative-zero", "operator.join"], "verdict": "mismatch"})
+    assert not narrower.explains(Observation("c", "duckdb", "mismatch", "", "", case))
+
+
+def test_error_patterns_read_the_engines_words(tmp_path):
+    entry = _one(tmp_path, match={"error": "^Not implemented", "verdict": ["error", "unsupported"]})
+    assert entry.explains(Observation("c", "duckdb", "unsupported", "the engine says: Not implemented Error: x"))
+    assert entry.explains(Observation("c", "duckdb", "error", "Not implemented Error: x"))
+    assert not entry.explains(Observation("c", "duckdb", "error", "Binder Error: x"))
+
+
+def test_campaign_verdicts_match_by_class(tmp_path):
+    entry = _one(tmp_path, match={"case": "fuzz/*", "verdict": "profiles-disagree"})
+    assert entry.explains(Observation("fuzz/0/3", "duckdb", "profiles-disagree-values"))
+    assert not entry.explains(Observation("fuzz/0/3", "duckdb", "mismatch"))
+
+
+def test_derived_entries_come_from_the_dialect_tables():
+    ids = {e.id for e in derived_entries(["spark", "datafusion", "sqlite"])}
+    assert {"spark:frame.groups", "spark:frame.exclude", "datafusion:frame.exclude",
+            "datafusion:window.string_agg-moving-frame", "sqlite:function.stddev_pop",
+            "sqlite:data.nan", "datafusion:not-implemented-1"} <= ids
+    entries = derived_entries(["spark"])
+    groups = next(e for e in entries if e.id == "spark:frame.groups")
+    assert groups.derived and groups.kind == "unsupported" and "harness/dialects/spark.py" in groups.reason
+    assert groups.explains(Observation("c", "spark", "unsupported", "frame.groups"))
+    assert groups.explains(Observation("c", "spark[aqe-off]", "unsupported", "frame.groups"))
+    assert not groups.explains(Observation("c", "spark", "error", "frame.groups"))
+    said = next(e for e in derived_entries(["datafusion"]) if e.id == "datafusion:not-implemented-1")
+    assert said.explains(Observation("c", "datafusion", "unsupported",
+                                     "the engine says: This feature is not implemented: X"))
+
+
+def test_stale_entries_apply_to_the_run_and_explained_nothing(tmp_path):
+    path = _write(tmp_path, [
+        _entry(id="used"),
+        _entry(id="unused"),
+        _entry(id="other-engine", engine="spark"),
+        _entry(id="other-version", versions="<1"),
+        _entry(id="cases-not-run", match={"case": "ranking/*", "verdict": "mismatch"}),
+    ])
+    baseline = load_baseline(path)
+    old = stale(baseline, {"used"}, {"duckdb": "2.0.0", "reference": "0.1.0"}, ["edge/a"])
+    assert [e.id for e in old] == ["unused"]
+
+
+def test_parse_version():
+    assert str(parse_version("3.40.1")) == "3.40.1"
+    assert str(parse_version("4.0.1 (Spark Connect)")) == "4.0.1"
+    assert parse_version("unknown") is None

@@ -1,0 +1,140 @@
+"""`window-harness gate` end to end, on real engines (Spark is left to .ci/run's own
+gate step, which runs the whole corpus on every engine).
+
+- with the repository's baseline, the gate passes;
+- without the entry that explains a difference, it fails, naming the case
+  and the engine and showing the diff;
+- a deliberately faulty engine fails it;
+- stale entries are listed, and fail it under --strict-baseline;
+- bad input exits 2; JUnit XML has one testcase per case x engine.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.baseline import DEFAULT_PATH
+from harness.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SPECIAL = str(ROOT / "cases" / "special_floats")
+EDGE = str(ROOT / "cases" / "edge")
+
+
+def _gate(tmp_path: Path, *args: str) -> list[str]:
+    return ["gate", "--out", str(tmp_path / "gate"), *args]
+
+
+def _baseline_without(tmp_path: Path, entry_id: str) -> Path:
+    doc = yaml.safe_load(DEFAULT_PATH.read_text(encoding="utf-8"))
+    kept = [e for e in doc["entries"] if e["id"] != entry_id]
+    assert len(kept) == len(doc["entries"]) - 1
+    path = tmp_path / "baseline.yaml"
+    path.write_text(yaml.safe_dump({"entries": kept}), encoding="utf-8")
+    return path
+
+
+def test_the_gate_passes_with_the_baseline_and_writes_junit(tmp_path, capsys):
+    junit = tmp_path / "junit.xml"
+    code = main(_gate(tmp_path, "--engines", "reference,duckdb,datafusion,sqlite", "--corpus", SPECIAL,
+                      "--corpus", EDGE, "--budget-cases", "40", "--seed", "0", "--junit", str(junit),
+                      "--format", "json"))
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0, json.dumps(doc["failures"], indent=1)[:3000]
+    assert doc["passed"] and not doc["failures"] and doc["fuzz_cases"] == 40
+    explained = {item["explained_by"] for item in doc["explained"]}
+    assert {"datafusion-negative-zero-not-equal-to-zero",
+            "datafusion-refined-named-window-drops-partition"} <= explained
+    assert (tmp_path / "gate" / "gate.json").exists() and (tmp_path / "gate" / "corpus.json").exists()
+
+    root = ET.parse(junit).getroot()
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    assert set(suites) == {"corpus", "fuzz", "baseline"}
+    corpus_cases = doc["corpus_cases"]
+    assert int(suites["corpus"].get("tests")) == corpus_cases * 4
+    assert int(suites["fuzz"].get("tests")) == 40 * 4
+    assert int(root.get("failures")) == 0
+    skipped = [c for c in suites["corpus"].iter("testcase") if c.find("skipped") is not None]
+    names = {(c.get("classname"), c.get("name")) for c in skipped}
+    assert ("corpus.special_floats", "negative_zero_peers [datafusion]") in names
+    message = next(c for c in skipped if c.get("name") == "negative_zero_peers [datafusion]").find("skipped")
+    assert "datafusion-negative-zero-not-equal-to-zero" in message.get("message")
+
+
+def test_removing_an_entry_fails_the_gate_naming_case_engine_and_diff(tmp_path, capsys):
+    baseline = _baseline_without(tmp_path, "datafusion-negative-zero-not-equal-to-zero")
+    junit = tmp_path / "junit.xml"
+    code = main(_gate(tmp_path, "--engines", "reference,datafusion", "--corpus", SPECIAL,
+                      "--budget-seconds", "0", "--baseline", str(baseline), "--junit", str(junit)))
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "- corpus special_floats/negative_zero_peers on datafusion: mismatch" in out
+    assert "diff against the reference" in out and "→" in out
+    assert "replay: window-harness replay" in out and "negative_zero_peers.yaml" in out
+    assert f"add an entry to {baseline}" in out
+    assert "gate: FAIL (2 unexplained)" in out  # both -0.0 cases
+    failures = [c for c in ET.parse(junit).getroot().iter("testcase") if c.find("failure") is not None]
+    assert {c.get("name") for c in failures} == {"negative_zero_peers [datafusion]",
+                                                 "nan_negzero_partition_keys [datafusion]"}
+    assert "diff against the reference" in failures[0].find("failure").text
+
+
+def test_a_faulty_engine_fails_the_gate(tmp_path, capsys):
+    code = main(_gate(tmp_path, "--engines", "reference,duckdb~range-offset", "--budget-cases", "20",
+                      "--seed", "0", "--format", "json"))
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert doc["failures"] and {f["engine"] for f in doc["failures"]} == {"duckdb~range-offset"}
+    assert all(f["explained_by"] is None for f in doc["failures"])
+
+
+def test_stale_entries_are_listed_and_fail_under_strict(tmp_path, capsys):
+    path = tmp_path / "baseline.yaml"
+    path.write_text(yaml.safe_dump({"entries": [
+        {"id": "negzero", "engine": "datafusion", "kind": "upstream-bug", "reason": "-0.0 is not 0.0",
+         "match": {"feature": "data.negative-zero", "verdict": "mismatch"}},
+        {"id": "never-seen", "engine": "datafusion", "kind": "upstream-bug", "reason": "a crash once",
+         "match": {"case": "special_floats/*", "verdict": "crash"}},
+        {"id": "not-this-engine", "engine": "spark", "kind": "upstream-bug", "reason": "not run",
+         "match": {"case": "special_floats/*", "verdict": "crash"}},
+    ]}), encoding="utf-8")
+    args = ["--engines", "reference,datafusion", "--corpus", SPECIAL, "--budget-seconds", "0",
+            "--baseline", str(path)]
+    assert main(_gate(tmp_path, *args)) == 0
+    out = capsys.readouterr().out
+    assert "STALE baseline entries: 1" in out and "never-seen (datafusion, upstream-bug)" in out
+    assert "not-this-engine" not in out.split("STALE")[1]
+    assert main(_gate(tmp_path, *args, "--strict-baseline")) == 1
+    assert "gate: FAIL (1 stale baseline entry)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--engines", "reference,oracle"], "unknown engine 'oracle'"),
+    (["--budget-seconds", "-1"], "--budget-seconds: must not be negative"),
+    (["--engines", "reference,duckdb@candidate"], "--engine-python"),
+])
+def test_bad_options_exit_2(tmp_path, capsys, args, message):
+    assert main(_gate(tmp_path, *args)) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_malformed_baseline_exits_2_naming_file_entry_and_field(tmp_path, capsys):
+    path = tmp_path / "baseline.yaml"
+    path.write_text(yaml.safe_dump({"entries": [{"id": "a", "engine": "duckdb", "kind": "bug",
+                                                 "reason": "r", "match": {"case": "x", "verdict": "mismatch"}}]}))
+    assert main(_gate(tmp_path, "--baseline", str(path), "--budget-seconds", "0")) == 2
+    assert f"{path}: entries[0].kind: 'bug' is not one of" in capsys.readouterr().err
+
+
+def test_the_gate_does_not_replace_a_directory_it_did_not_write(tmp_path, capsys):
+    keep = tmp_path / "gate" / "precious.txt"
+    keep.parent.mkdir()
+    keep.write_text("mine")
+    assert main(_gate(tmp_path, "--engines", "reference", "--budget-seconds", "0")) == 2
+    assert "does not hold an earlier gate's results" in capsys.readouterr().err
+    assert keep.read_text() == "mine"
