@@ -33,7 +33,7 @@ from packaging.version import InvalidVersion, Version
 from harness.cases import Case
 from harness.compare import Verdict
 from harness.errors import InvalidInput
-from harness.features import FEATURES, ExprFeatures, expr_features, window_expressions
+from harness.features import FEATURES, ExprFeatures, expression_features
 
 DEFAULT_PATH = Path(__file__).resolve().parent.parent / "baseline" / "known-differences.yaml"
 KINDS = ("unsupported", "by-design", "upstream-bug")
@@ -42,11 +42,15 @@ FRAMES = ("rows", "range", "groups", "default")
 VERDICT_CLASSES = (*(v.value for v in Verdict), "metamorphic-violated", "metamorphic-error",
                    "metamorphic-both-error", "profiles-disagree", "batched-only")
 PASSING_CLASSES = frozenset({Verdict.MATCH.value})
+# Verdict classes only a campaign observes: no corpus case can show them.
+CAMPAIGN_CLASSES = frozenset({"metamorphic-violated", "metamorphic-error", "metamorphic-both-error",
+                              "profiles-disagree", "batched-only"})
 _ENTRY_FIELDS = {"id", "engine", "versions", "match", "kind", "link", "reason"}
 _MATCH_FIELDS = {"case", "function", "frame", "feature", "verdict", "error"}
 _ID = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 _ENGINE_SAYS = "the engine says: "
 _COLUMN = re.compile(r"column (\S+?):")
+_SUSPECT = re.compile(r"against the reference: ([a-z-]+)")
 
 
 # -- what was observed -----------------------------------------------------------
@@ -66,6 +70,16 @@ class Observation:
     extra: frozenset[str] = frozenset()
 
     @property
+    def verdict_classes(self) -> frozenset[str]:
+        """Its verdict class; for an engine's verdict made suspect-reference (every
+        engine disagreed with the reference), also the verdict it had against it."""
+        out = {verdict_class(self.verdict)}
+        under = _SUSPECT.search(self.detail) if self.verdict == Verdict.SUSPECT_REFERENCE.value else None
+        if under is not None:
+            out.add(under.group(1))
+        return frozenset(out)
+
+    @property
     def base(self) -> str:
         return engine_parts(self.engine)[0]
 
@@ -79,10 +93,9 @@ class Observation:
         comparator named, else every window expression of the query."""
         if self.case is None:
             return ()
-        found = window_expressions(self.case.query)
+        found = expression_features(self.case.query)
         named = _COLUMN.search(self.detail)
-        chosen = [found[named.group(1)]] if named and named.group(1) in found else found.values()
-        return tuple(expr_features(e, s) for e, s in chosen)
+        return (found[named.group(1)],) if named and named.group(1) in found else tuple(found.values())
 
     @cached_property
     def features(self) -> frozenset[str]:
@@ -135,7 +148,7 @@ class Matcher:
     error: re.Pattern | None = None
 
     def holds(self, obs: Observation) -> bool:
-        if verdict_class(obs.verdict) not in self.verdict:
+        if not obs.verdict_classes & set(self.verdict):
             return False
         if self.case and not any(fnmatch.fnmatchcase(obs.case_id, g) for g in self.case):
             return False
@@ -182,6 +195,12 @@ class Entry:
             return True
         parsed = parse_version(version)
         return parsed is not None and self.versions.contains(parsed, prereleases=True)
+
+    @property
+    def campaign_only(self) -> bool:
+        """About verdicts only a campaign observes (never stale: a fuzz budget may
+        not meet them)."""
+        return set(self.match.verdict) <= CAMPAIGN_CLASSES
 
     def explains(self, obs: Observation) -> bool:
         return self.applies_to(obs.engine, obs.version) and self.match.holds(obs)
@@ -437,7 +456,7 @@ def stale(baseline: Baseline, used: set[str], engines: dict[str, str],
     under its profiles and within its version range, and, when it names cases,
     one of them ran. An entry that names no case is shown by some corpus case
     (tests/test_corpus.py holds the baseline to that), so it applies only
-    when the `whole_corpus` ran."""
+    when the `whole_corpus` ran; one about campaign-only verdicts never does."""
     case_ids = list(case_ids)
     out = []
     for entry in baseline.entries:
@@ -445,7 +464,7 @@ def stale(baseline: Baseline, used: set[str], engines: dict[str, str],
             continue
         if not any(entry.applies_to(name, version) for name, version in engines.items()):
             continue
-        if not entry.match.case and not whole_corpus:
+        if (not entry.match.case and not whole_corpus) or entry.campaign_only:
             continue
         if entry.match.case and not any(fnmatch.fnmatchcase(c, g) for c in case_ids
                                         for g in entry.match.case):

@@ -30,6 +30,7 @@ from harness.model import (
     BoundKind,
     Join,
     JoinKind,
+    NamedWindow,
     Select,
     SubqueryRef,
     UnionAll,
@@ -97,8 +98,10 @@ def dialect_features(query) -> frozenset[str]:
     return frozenset(recording.asked)
 
 
-def expr_features(expr: WindowExpr, spec: WindowSpec) -> ExprFeatures:
-    """`spec` is the expression's window with any named window resolved."""
+def expr_features(expr: WindowExpr, spec: WindowSpec,
+                  windows: tuple[NamedWindow, ...] = ()) -> ExprFeatures:
+    """`spec` is the expression's window with any named window resolved;
+    `windows`, the WINDOW clause it was resolved in."""
     func = expr.func
     frame = spec.frame
     mode = frame.mode.value.lower() if frame is not None else "default"
@@ -123,28 +126,55 @@ def expr_features(expr: WindowExpr, spec: WindowSpec) -> ExprFeatures:
         (func.from_last is not None, Feature.NTH_VALUE_FROM_LAST),
         (bool(func.order_by), Feature.ORDERED_AGGREGATE),
         (expr.window.base is not None, Feature.NAMED_WINDOW),
-        (expr.window.base is not None and expr.window != WindowSpec(base=expr.window.base),
-         Feature.NAMED_WINDOW_REFINEMENT),
+        (_refines(expr.window, windows), Feature.NAMED_WINDOW_REFINEMENT),
     ):
         if used:
             out.add(feature.value)
     return ExprFeatures(func.name, mode, frozenset(out))
 
 
+def _refines(spec: WindowSpec, windows: tuple[NamedWindow, ...]) -> bool:
+    """Whether a window refines a named one: `OVER (w ORDER BY ...)`, or `OVER w`
+    where `w AS (w1 ...)` does (`w2 AS (w1)` counts: it names w1 inside parentheses)."""
+    seen: set[str] = set()
+    while spec.base is not None and spec.base not in seen:
+        if spec != WindowSpec(base=spec.base) or seen:
+            return True
+        seen.add(spec.base)
+        spec = next((w.spec for w in windows if w.name == spec.base), WindowSpec())
+    return False
+
+
+def expression_features(query) -> dict[str, ExprFeatures]:
+    """`ExprFeatures` of every window expression, by output name (as
+    `window_expressions` names them)."""
+    out: dict[str, ExprFeatures] = {}
+    for node in walk(query):
+        if isinstance(node, Select):
+            for name, (expr, spec) in _select_windows(node, len(out)).items():
+                out[name] = expr_features(expr, spec, node.windows)
+    return out
+
+
 def window_expressions(query) -> dict[str, tuple[WindowExpr, WindowSpec]]:
     """Window expressions by output name (the alias, else `#n` by position),
     each with its resolved window."""
-    from harness.model import SelectItem
-
     found: dict[str, tuple[WindowExpr, WindowSpec]] = {}
     for node in walk(query):
-        if not isinstance(node, Select):
-            continue
-        named = {item.alias: item for item in node.items if isinstance(item, SelectItem)}
-        for expr in window_exprs(node):
-            spec = resolve_window(expr.window, node.windows)
-            alias = next((a for a, item in named.items() if item.expr is expr), None)
-            found[alias or f"#{len(found) + 1}"] = (expr, spec)
+        if isinstance(node, Select):
+            found.update(_select_windows(node, len(found)))
+    return found
+
+
+def _select_windows(node: Select, before: int) -> dict[str, tuple[WindowExpr, WindowSpec]]:
+    from harness.model import SelectItem
+
+    named = {item.alias: item for item in node.items if isinstance(item, SelectItem)}
+    found: dict[str, tuple[WindowExpr, WindowSpec]] = {}
+    for expr in window_exprs(node):
+        spec = resolve_window(expr.window, node.windows)
+        alias = next((a for a, item in named.items() if item.expr is expr), None)
+        found[alias or f"#{before + len(found) + 1}"] = (expr, spec)
     return found
 
 
@@ -207,6 +237,6 @@ def query_features(case) -> frozenset[str]:
 def case_features(case) -> frozenset[str]:
     """Everything `case` exercises, query and data alike."""
     per_expr = set()
-    for expr, spec in window_expressions(case.query).values():
-        per_expr |= expr_features(expr, spec).features
+    for described in expression_features(case.query).values():
+        per_expr |= described.features
     return query_features(case) | per_expr

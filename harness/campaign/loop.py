@@ -39,7 +39,7 @@ from random import Random
 
 from harness.batch_runner import CaseRun, run_batch
 from harness.batching import NotBatchable
-from harness.campaign.findings import FindingMaker, findings_of
+from harness.campaign.findings import FINDING_VERDICTS, FindingMaker, findings_of
 from harness.campaign.steer import CoverageSteer, case_cells, data_shapes
 from harness.campaign.store import CampaignStore, Progress
 from harness.compare import Verdict
@@ -238,7 +238,8 @@ class Shard:
         for result in findings_of(results):
             for line in self.maker.make(index, seed, generated, results, result):
                 emit(line)
-        for doubt in run.unconfirmed:
+        # A batched verdict that is no finding (inconclusive) is not one alone either.
+        for doubt in [d for d in run.unconfirmed if d.verdict in FINDING_VERDICTS]:
             for line in self._batched_only(index, seed, generated, doubt, results):
                 emit(line)
         for disagreement in self._profile_disagreements(case, results):

@@ -96,11 +96,27 @@ def fuzz_items(findings: Sequence[dict], out: Path, seed: int, explainer: Explai
         extra = frozenset({f"metamorphic.{record['relation']}"}) if record.get("relation") else frozenset()
         obs = explainer.observe(f"fuzz/{seed}/{f['first_case']}", f["engine"], f["verdict"],
                                 f.get("detail", ""), case, extra)
+        if f["engine"] == "reference" and f["verdict"] == Verdict.SUSPECT_REFERENCE.value:
+            entry = _every_engine_explained(obs, record, explainer)
+        else:
+            entry = explainer.explain(obs)
         sql = ((record.get("engines") or {}).get(f["engine"]) or {}).get("sql") or record.get("left_sql")
         items.append(Item("fuzz", obs.case_id, f["engine"], f["verdict"], f.get("detail", ""),
-                          explainer.explain(obs), sql, str(out / f["file"]) if f.get("file") else None,
+                          entry, sql, str(out / f["file"]) if f.get("file") else None,
                           f["signature"], f["key"], f.get("count", 1)))
     return items
+
+
+def _every_engine_explained(obs: Observation, record: dict, explainer: Explainer) -> Entry | None:
+    """A reference that disagrees with every engine that answered is explained when
+    each engine's own difference is (engines that share a known bug outvote it)."""
+    suspects = [(name, e) for name, e in (record.get("engines") or {}).items()
+                if e.get("verdict") == Verdict.SUSPECT_REFERENCE.value]
+    entries = [explainer.explain(explainer.observe(obs.case_id, name, e["verdict"], e.get("detail") or "",
+                                                   obs.case)) for name, e in suspects]
+    if not entries or any(entry is None for entry in entries):
+        return None
+    return entries[0]
 
 
 def _finding_case(out: Path, file: str) -> tuple[Case | None, dict]:
