@@ -281,7 +281,9 @@ class Shard:
         case, its findings are reported like any other. If it does not reproduce
         either, the verdict needed the other cases' rows: a `batched-only` finding."""
         from harness.batch_runner import batch_of_one
+        from harness.campaign.findings import finding_signature
         from harness.campaign.signature import Signature
+        from harness.casefile import save_case
 
         engine = next(e for e in self.engines if e.name == doubt.engine)
         alone = next(r for r in results if r.engine == doubt.engine)
@@ -303,10 +305,22 @@ class Shard:
                 for result in same:
                     yield from self.maker.make(index, seed, replace(generated, case=single), results, result)
                 return
-        sig = Signature(doubt.engine, f"batched-only-{doubt.verdict.value}", ())
+        # Signed by the features of what went wrong, as any finding; the case is
+        # saved, so the batched SQL can be rebuilt and a baseline can read its features.
+        plain = finding_signature(generated.case, doubt)
+        sig = Signature(doubt.engine, f"batched-only-{doubt.verdict.value}", plain.features, plain.error)
+        path = self.maker.directory / f"{sig.key}.yaml"
+        if sig.key not in self.maker.known:
+            self.maker.known.add(sig.key)
+            record = {"signature": sig.text, "key": sig.key, "engine": doubt.engine,
+                      "verdict": sig.verdict, "classification": "batched-only", "detail": doubt.detail,
+                      "batched_sql": doubt.sql, "seeds": {"campaign": self.config.seed, "case": seed}}
+            save_case(replace(generated.case, id=f"findings/{sig.key}",
+                              tags=(*generated.case.tags, "finding")), path, record)
         yield {"kind": "finding", "key": sig.key, "signature": sig.text, "engine": doubt.engine,
                "verdict": sig.verdict, "classification": "batched-only", "case": index, "seed": seed,
-               "file": "", "detail": f"{doubt.detail} (batched SQL: {doubt.sql})"[:500]}
+               "file": str(path.relative_to(self.maker.directory.parent)),
+               "detail": f"{doubt.detail} (batched SQL: {doubt.sql})"[:500]}
 
     def _metamorphic(self, seed: str, case, emit: Emit, index: int) -> dict[str, str]:
         """Sometimes: every relation that applies, checked on each engine alone."""
