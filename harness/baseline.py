@@ -189,7 +189,9 @@ class Entry:
 
     def applies_to(self, engine: str, version: str) -> bool:
         base, profiles, _ = engine_parts(engine)
-        if base != self.engine or not set(self.profiles) <= set(profiles):
+        # A deliberately faulty engine (`duckdb~ntile`) is its engine plus one planted
+        # bug: the engine's known differences are its own, the planted bug is not.
+        if base.partition("~")[0] != self.engine or not set(self.profiles) <= set(profiles):
             return False
         if self.versions is None:
             return True

@@ -370,9 +370,12 @@ def make_engines(config: CampaignConfig) -> list[Engine]:
     engines: list[Engine] = []
     for name in config.engines:
         options = config.engine_options.get(name, {})
-        if engine_class(name).out_of_process:  # in a process of its own already (another Python's)
+        cls = engine_class(name)
+        if cls.out_of_process:  # in a process of its own already (another Python's)
             engines.append(get_engine(name, timeout=config.timeout_seconds, **options))
-        elif name == "reference" or not config.isolate:
+        elif name == "reference" or not config.isolate or cls.faulty:
+            # A faulty engine's planted bug lives in its own render(), which a worker
+            # (rendering in this process with the dialect) would bypass.
             engines.append(get_engine(name, **options))
         else:
             engines.append(IsolatedEngine(name, timeout=config.timeout_seconds, **options))

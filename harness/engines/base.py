@@ -37,6 +37,10 @@ class Engine(ABC):
     # is, with `timeout`, instead of wrapping it in an isolating worker.
     out_of_process: bool = False
 
+    # A deliberately faulty engine (`harness.engines.faulty`): it alters its own
+    # rendering, so it must run in this process, never behind a worker.
+    faulty: bool = False
+
     # Which code base answers, when it is not the engine's name: engines (or
     # configurations) that share one count once when engines outvote the reference.
     shares_code_with: str | None = None
