@@ -61,7 +61,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     from harness.cli import _engine_list, engine_options
     from harness.engines.registry import get_dialect
     from harness.gate.junit import write_junit
-    from harness.gate.run import GateConfig, prepare_out, run_gate
+    from harness.gate.run import GateConfig, run_gate
     from harness.gate.text import write_text
 
     if args.budget_seconds < 0:
@@ -83,7 +83,6 @@ def cmd_gate(args: argparse.Namespace) -> int:
         return 2
     if not cases:
         raise InvalidInput("no case files found", " ".join(map(str, paths)))
-    prepare_out(args.out)  # refuses a directory it must not replace, before any work
     config = GateConfig(
         engines=tuple(names), cases=tuple(cases), baseline=baseline, out=args.out, seed=args.seed,
         budget_seconds=args.budget_seconds, budget_cases=args.budget_cases,
