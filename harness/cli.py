@@ -46,6 +46,10 @@ def _parser() -> argparse.ArgumentParser:
     _engines_option(run)
     add_engine_python_option(run)
     _format_option(run)
+    run.add_argument("--out", metavar="DIR",
+                     help="also write the run to DIR: run.json (every verdict, what each case "
+                     "exercises) and findings/ (the first case of each finding signature)")
+    add_report_option(run)
     run.set_defaults(command=_cmd_run)
     _cases_parser(sub)
     from harness.campaign.commands import add_fuzz_parser, add_reduce_parser
@@ -59,6 +63,9 @@ def _parser() -> argparse.ArgumentParser:
     from harness.gate.command import add_gate_parser
 
     add_gate_parser(sub, _engines_option, _format_option, add_engine_python_option)
+    from harness.report.command import add_report_parser
+
+    add_report_parser(sub)
     engines = sub.add_parser("engines", help="list the registered engines and their versions")
     engines.set_defaults(command=_cmd_engines)
     return parser
@@ -143,6 +150,33 @@ def _canonical_or_none(name: str) -> str | None:
         return None
 
 
+def add_report_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--report", metavar="FILE.html",
+                   help="write the HTML conformance report of this run to FILE.html at the end "
+                   "(as `window-harness report`), and print its path")
+
+
+def check_report_option(args: argparse.Namespace) -> None:
+    """--report, checked before any engine starts."""
+    from pathlib import Path
+
+    from harness.report.command import check_report_path
+
+    if getattr(args, "report", None):
+        check_report_path(Path(args.report))
+
+
+def write_report(results: list, args: argparse.Namespace) -> None:
+    """The --report option of run, fuzz and gate: the report of what they wrote, its
+    path printed last (on stderr under --format json, which keeps stdout one document)."""
+    from pathlib import Path
+
+    from harness.report.command import make_report
+
+    path = make_report([Path(r) for r in results], Path(args.report))
+    print(f"report: {path}", file=sys.stderr if args.format == "json" else sys.stdout)
+
+
 def _format_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=["table", "json"], default="table", help="output format")
 
@@ -159,6 +193,10 @@ def _engine_list(text: str) -> list[str]:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    import tempfile
+    import time
+    from pathlib import Path
+
     from harness.baseline import load_baseline
     from harness.cases import load_cases
     from harness.engines.registry import get_engine
@@ -175,6 +213,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     if not cases:
         raise InvalidInput("no case files found", " ".join(args.paths))
+    out = _run_out(args)
+    check_report_option(args)
+    started = time.time()
     try:
         run = run_cases(cases, engines, progress=_progress if sys.stderr.isatty() else None)
     finally:
@@ -188,7 +229,32 @@ def _cmd_run(args: argparse.Namespace) -> int:
         baseline, by_id = load_baseline(), {c.id: c for c in cases}
         write_table(run, known=lambda r: baseline.for_case(
             r.case, r.engine, r.verdict.value, r.detail, by_id.get(r.case), run.engines.get(r.engine, "")))
+    if out is not None or args.report:
+        from harness.rundir import write_run_dir
+
+        directory = Path(out or tempfile.mkdtemp(prefix="window-harness-run-"))
+        write_run_dir(directory, run, cases, started=started, extra={"paths": list(args.paths)})
+        if out is not None and args.format != "json":
+            print(f"results: {directory}")
+        if args.report:
+            write_report([directory], args)
     return EXIT_PASS if run.passed else EXIT_FAIL
+
+
+def _run_out(args: argparse.Namespace) -> str | None:
+    """--out, checked before any engine starts: a directory that holds something
+    other than an earlier run is refused, so nothing recorded is overwritten."""
+    from pathlib import Path
+
+    from harness.rundir import RUN
+
+    if args.out is None:
+        return None
+    out = Path(args.out)
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / RUN).exists())):
+        raise InvalidInput(f"{out} exists and does not hold an earlier run; choose another "
+                           "directory", "--out")
+    return args.out
 
 
 def _progress(done: int, total: int, case: str) -> None:

@@ -50,7 +50,7 @@ def test_the_gate_passes_with_the_baseline_and_writes_junit(tmp_path, capsys):
     explained = {item["explained_by"] for item in doc["explained"]}
     assert {"datafusion-negative-zero-not-equal-to-zero",
             "datafusion-refined-named-window-drops-partition"} <= explained
-    assert (tmp_path / "gate" / "gate.json").exists() and (tmp_path / "gate" / "corpus.json").exists()
+    assert (tmp_path / "gate" / "gate.json").exists() and (tmp_path / "gate" / "corpus" / "run.json").exists()
 
     root = ET.parse(junit).getroot()
     suites = {s.get("name"): s for s in root.iter("testsuite")}

@@ -70,12 +70,15 @@ def add_fuzz_parser(sub: argparse._SubParsersAction, engines_option, format_opti
     target.add_argument("--spark-remote", metavar="sc://HOST:PORT",
                         help="a Spark Connect server: the job and Spark-under-test run there")
     format_option(p)
+    from harness.cli import add_report_option
+
+    add_report_option(p)
     p.set_defaults(command=cmd_fuzz)
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
     from harness.campaign.loop import CampaignConfig, run_campaign
-    from harness.cli import _engine_list, engine_options
+    from harness.cli import _engine_list, check_report_option, engine_options, write_report
 
     if args.jobs < 1:
         raise InvalidInput("must be at least 1", "--jobs")
@@ -92,6 +95,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     if args.spark_remote and not args.spark_remote.startswith("sc://"):
         raise InvalidInput(f"{args.spark_remote!r} is not a Spark Connect URL (sc://HOST:PORT)",
                            "--spark-remote")
+    check_report_option(args)
     seed = args.seed
     if seed is None and args.resume and args.out is not None and (args.out / "campaign.json").exists():
         seed = json.loads((args.out / "campaign.json").read_text())["seed"]
@@ -128,6 +132,8 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         print()
     else:
         print(format_summary(result.summary, result.findings))
+    if args.report:
+        write_report([result.out], args)
     return result.exit_code
 
 

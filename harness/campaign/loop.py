@@ -140,6 +140,7 @@ class Shard:
         try:
             for engine in self.engines:
                 engine.start()
+            emit({"kind": "versions", "versions": {e.name: e.version() for e in self.engines}})
             for group in self.groups(deadline):
                 self.run_group(group, emit)
                 if self.config.stop_when in self.maker.found:
@@ -231,9 +232,13 @@ class Shard:
             "shape": case_seed(self.config.seed, index - index % size), "picks": list(generated.picks),
             "batched": sorted(run.batched),
             "verdicts": {r.engine: r.verdict.value for r in results},
+            "details": {r.engine: r.detail[:200] for r in results
+                        if r.verdict.value != "match" and r.detail},
             "seconds": {r.engine: round(r.seconds, 5) for r in results},
             "generation_seconds": round(generation, 5),
+            "at": round(time.time(), 2),
             "cells": case_cells(case), "shapes": data_shapes(case), "metamorphic": metamorphic,
+            **self._rows(index, case, size),
         })
         for result in findings_of(results):
             for line in self.maker.make(index, seed, generated, results, result):
@@ -245,6 +250,18 @@ class Shard:
         for disagreement in self._profile_disagreements(case, results):
             for line in self.maker.make_profiles(index, seed, generated, results, disagreement):
                 emit(line)
+
+    def _rows(self, index: int, case, size: int) -> dict:
+        """What the case exercises, for the report's matrix: the query's window
+        expressions once per shape (its siblings share them), the query and data
+        rows for every case."""
+        from harness.report.axes import case_rows
+
+        rows = case_rows(case)
+        line = {"rows": sorted(rows.case)}
+        if index % size == 0:
+            line["expr_rows"] = {k: sorted(v) for k, v in rows.exprs.items()}
+        return line
 
     def _profile_disagreements(self, case, results: list[Result]) -> list:
         """Profiles of one engine that answered differently, where the standard fixes
@@ -419,6 +436,8 @@ def run_campaign(config: CampaignConfig, listener: Listener | None = None,
             store.record_finding(line)
         elif kind == "reduced":
             store.record_reduction(line)
+        elif kind == "versions":
+            store.record_versions(line["versions"])
         if listener is not None:
             listener(store.progress, time.time() - started)
 
@@ -445,8 +464,10 @@ def _check_engines(config: CampaignConfig) -> None:
 
 def _meta(config: CampaignConfig) -> dict:
     from harness import __version__
+    from harness.rundir import host_info
 
-    return {**config.as_json(), "harness_version": __version__, "started": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    return {**config.as_json(), "harness_version": __version__, "host": host_info(),
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S")}
 
 
 def _run_pool(config: CampaignConfig, store: CampaignStore, emit: Emit, deadline: float | None) -> None:

@@ -84,8 +84,11 @@ def run_on_spark(config: CampaignConfig, master: str | None = None, remote: str 
 
     def emit(line: dict) -> None:
         kind = line.pop("kind")
-        {"case": store.record_case, "finding": store.record_finding,
-         "reduced": store.record_reduction}[kind](line)
+        if kind == "versions":
+            store.record_versions(line["versions"])
+        else:
+            {"case": store.record_case, "finding": store.record_finding,
+             "reduced": store.record_reduction}[kind](line)
         if listener is not None:
             listener(store.progress, time.time() - started)
 
@@ -184,6 +187,7 @@ def _finish_on_driver(config: CampaignConfig, progress: Progress, findings_dir: 
     spark_side = replace(config, engines=tuple(e.name for e in spark_engines))
     spark_shard = Shard(spark_side, 0, progress, findings_dir, spark_engines) if spark_engines else None
     try:
+        emit({"kind": "versions", "versions": {e.name: e.version() for e in engines}})
         for _, payload in groups:
             indices = sorted(payload)
             generated = _regenerate(config, indices, payload)

@@ -5,6 +5,7 @@
     OUT/findings.jsonl     one line per finding occurrence, and one per reduction
     OUT/findings/KEY.yaml          the first case of each signature (a case file)
     OUT/findings/KEY.reduced.yaml  its reduction, ready for cases/regressions/
+    OUT/versions.json      each engine's version, as its first shard started it
     OUT/summary.json       written at the end
 
 Every line is flushed as soon as it is written; `--resume` reads the lines
@@ -25,6 +26,7 @@ CAMPAIGN = "campaign.json"
 CASES = "cases.jsonl"
 FINDINGS = "findings.jsonl"
 SUMMARY = "summary.json"
+VERSIONS = "versions.json"
 FINDINGS_DIR = "findings"
 # What must match for --resume to continue a campaign rather than start another.
 RESUME_FIELDS = ("seed", "engines")
@@ -146,6 +148,12 @@ class CampaignStore:
     def record_reduction(self, line: dict) -> None:
         self.progress.add_reduction(line)
         _append(self._findings, {"event": "reduced", **line})
+
+    def record_versions(self, versions: dict[str, str]) -> None:
+        path = self.out / VERSIONS
+        known = json.loads(path.read_text()) if path.exists() else {}
+        if any(name not in known for name in versions):
+            path.write_text(json.dumps({**versions, **known}, indent=2) + "\n")
 
     def write_summary(self, summary: dict) -> Path:
         path = self.out / SUMMARY

@@ -51,6 +51,9 @@ def add_gate_parser(sub: argparse._SubParsersAction, engines_option, format_opti
     p.add_argument("--timeout", type=float, default=30.0,
                    help="seconds an engine may take per query (default: %(default)s)")
     format_option(p)
+    from harness.cli import add_report_option
+
+    add_report_option(p)
     p.set_defaults(command=cmd_gate)
 
 
@@ -58,7 +61,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     from harness.baseline import DEFAULT_PATH, load_baseline
     from harness.campaign.commands import _ProgressLine
     from harness.cases import load_cases
-    from harness.cli import _engine_list, engine_options
+    from harness.cli import _engine_list, check_report_option, engine_options, write_report
     from harness.engines.registry import get_dialect
     from harness.gate.junit import write_junit
     from harness.gate.run import GateConfig, run_gate
@@ -70,6 +73,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
         raise InvalidInput("must not be negative", "--budget-cases")
     if args.timeout <= 0:
         raise InvalidInput("must be positive", "--timeout")
+    check_report_option(args)
     names = _engine_list(args.engines)
     for name in names:
         get_dialect(name)  # an unknown engine or profile fails before any work
@@ -110,4 +114,6 @@ def cmd_gate(args: argparse.Namespace) -> int:
         write_text(result, sys.stdout)
         if args.junit:
             print(f"junit: {args.junit}")
+    if args.report:
+        write_report([args.out], args)
     return result.exit_code

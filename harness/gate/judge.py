@@ -18,6 +18,7 @@ from harness.baseline import Baseline, Entry, Observation, engine_parts
 from harness.cases import Case, load_case
 from harness.compare import Verdict
 from harness.errors import InvalidInput
+from harness.rundir import shown_path
 from harness.runner import Result
 
 MATCH = Verdict.MATCH.value
@@ -47,7 +48,8 @@ class Item:
     def as_json(self) -> dict:
         return {
             "source": self.source, "case": self.case_id, "engine": self.engine,
-            "verdict": self.verdict, "detail": self.detail, "sql": self.sql, "file": self.file,
+            "verdict": self.verdict, "detail": self.detail, "sql": self.sql,
+            "file": shown_path(Path(self.file)) if self.file else None,
             "signature": self.signature, "count": self.count,
             "explained_by": self.entry.id if self.entry is not None else None,
             "kind": self.entry.kind if self.entry is not None else None,

@@ -6,7 +6,7 @@ written under its output directory:
 
     OUT/gate.json     the result: every non-match verdict, what explains it,
                       stale entries, A/B differences, figures
-    OUT/corpus.json   the corpus verdicts (as `window-harness run --format json`)
+    OUT/corpus/       the corpus verdicts (as `window-harness run --out`)
     OUT/fuzz/         the campaign directory (as `window-harness fuzz --out`)
 """
 
@@ -66,6 +66,7 @@ class GateResult:
     fuzz_cases: list[dict]  # cases.jsonl lines
     fuzz_occurrences: list[dict]  # findings.jsonl lines
     wall_seconds: float = 0.0
+    started: float = 0.0  # time.time() at the start
 
     @property
     def failures(self) -> list[Item]:
@@ -82,15 +83,18 @@ class GateResult:
 
     def as_json(self) -> dict:
         from harness import __version__
+        from harness.rundir import host_info, shown_path
 
         return {
             "harness_version": __version__,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(self.started)),
+            "host": host_info(),
             "passed": self.exit_code == 0,
             "seed": self.config.seed,
             "budget_seconds": self.config.budget_seconds,
             "budget_cases": self.config.budget_cases,
             "engines": self.versions,
-            "baseline": str(self.config.baseline.path) if self.config.baseline.path else None,
+            "baseline": shown_path(self.config.baseline.path),
             "strict_baseline": self.config.strict_baseline,
             "corpus_cases": len({r.case for r in self.corpus.results}),
             "fuzz_cases": len(self.fuzz_cases),
@@ -118,8 +122,9 @@ def prepare_out(out: Path) -> None:
 
 def run_gate(config: GateConfig, say: Say = lambda text: None, listener=None) -> GateResult:
     from harness.campaign.loop import CampaignConfig, make_engines, run_campaign
+    from harness.rundir import write_run_dir
 
-    t0 = time.monotonic()
+    t0, started = time.monotonic(), time.time()
     prepare_out(config.out)
     (config.out / MARKER).write_text(json.dumps({"running": True}) + "\n")  # claims the directory
     campaign = CampaignConfig(
@@ -136,7 +141,7 @@ def run_gate(config: GateConfig, say: Say = lambda text: None, listener=None) ->
         by_id = {c.id: c for c in config.cases}
         items = corpus_items(corpus.results, by_id, explainer)
         _add_diffs([i for i in items if i.failed], by_id, engines)
-        _write_corpus(corpus, config.out / "corpus.json")
+        write_run_dir(config.out / "corpus", corpus, config.cases, started=started, kind="gate-corpus")
         summary: dict = {}
         cases: list[dict] = []
         occurrences: list[dict] = []
@@ -157,7 +162,7 @@ def run_gate(config: GateConfig, say: Say = lambda text: None, listener=None) ->
         "fuzz", _fuzz_verdicts(cases, config.seed), pairs)
     old = stale(config.baseline, explainer.used, versions, by_id, config.whole_corpus)
     result = GateResult(config, versions, items, old, ab, corpus, summary, cases, occurrences,
-                        time.monotonic() - t0)
+                        time.monotonic() - t0, started)
     (config.out / MARKER).write_text(json.dumps(result.as_json(), indent=2, default=str) + "\n")
     return result
 
@@ -176,13 +181,6 @@ def _corpus_progress(say: Say):
             last[0] = now
             say(f"corpus: {done + 1}/{total} cases")
     return progress
-
-
-def _write_corpus(run: RunResults, path: Path) -> None:
-    from harness.output import write_json
-
-    with path.open("w", encoding="utf-8") as out:
-        write_json(run, out)
 
 
 def _lines(path: Path) -> list[dict]:

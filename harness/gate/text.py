@@ -38,7 +38,7 @@ def write_text(result: GateResult, out: TextIO) -> None:
             out.write("  (with --corpus, only entries naming a case that ran are checked)\n")
         for entry in result.stale:
             out.write(f"- {entry.label} at {entry.where}\n    {_short(entry.reason, 200)}\n")
-    out.write(f"\nresults: {config.out} (gate.json, corpus.json, fuzz/)\n")
+    out.write(f"\nresults: {config.out} (gate.json, corpus/, fuzz/)\n")
     out.write(f"wall time {result.wall_seconds:.1f} s\n")
     verdict = "PASS" if result.exit_code == 0 else "FAIL"
     reasons = []

@@ -1,0 +1,164 @@
+"""One finding as a section of the report: its smallest case (data, canonical
+SQL, each engine's SQL), each engine's answer beside the reference's with the
+differing cells highlighted, the replay command and the baseline status."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from harness.report.answers import answer_rows, pair_rows
+from harness.report.markup import Markup, h
+from harness.report.model import Finding
+
+MAX_ROWS = 40  # rows of a data table or an answer shown before the rest is folded away
+
+
+def finding_section(finding: Finding) -> Markup:
+    doc = _case_doc(finding.file)
+    record = doc.get("finding") or {}
+    explained = bool(finding.baseline and finding.baseline.explained)
+    search = " ".join([finding.signature, finding.engine, finding.verdict, finding.detail,
+                       finding.baseline.entry or "" if finding.baseline else ""]).lower()
+    return h("section", {"class": f"finding {'explained' if explained else 'unexplained'}",
+                         "id": finding.anchor, "data-search": search, "data-engine": finding.engine},
+             h("h3", {}, finding.signature), _badge(finding), _meta(finding, record),
+             _case(doc), _answers(finding, record))
+
+
+def _case_doc(path: Path | None) -> dict:
+    if path is None or not path.exists():
+        return {}
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def _badge(finding: Finding) -> Markup:
+    status = finding.baseline
+    if status is None or not status.explained:
+        return h("p", {}, h("span", {"class": "badge unexplained"}, "unexplained"),
+                 " no entry of the known-differences baseline explains it")
+    link = h("a", {"href": status.link}, status.link) if status.link.startswith(("http://", "https://")) else status.link
+    return h("p", {}, h("span", {"class": "badge explained"}, f"known: {status.entry}"),
+             f" ({status.kind}) ", status.reason, " ", link if status.link else None)
+
+
+def _meta(finding: Finding, record: dict) -> Markup:
+    from harness.rundir import shown_path
+
+    shown = shown_path(finding.replay) if finding.replay else None
+    engines = [finding.engine] if finding.engine != "reference" else list(record.get("engines", {}))
+    replay = (f"window-harness replay {shown} --engines "
+              + ",".join(dict.fromkeys(["reference", *[e for e in engines if e != "reference"]])))
+    cases = ", ".join(finding.cases[:8]) + (f", … ({finding.count} in all)" if finding.count > 8 else "")
+    items = [("engine", h("b", {}, finding.engine)), ("verdict", finding.verdict),
+             ("classification", finding.classification or "?"),
+             ("occurrences", f"{finding.count}: {cases}"), ("results", h("code", {}, finding.source))]
+    items.append(("case file", h("code", {}, shown) if shown else "not recorded"))
+    if finding.file is not None and finding.original is not None and finding.file != finding.original:
+        items.append(("reduced from", h("code", {}, shown_path(finding.original))))
+    elif finding.file is not None and finding.file != finding.replay:
+        items.append(("answers", h("code", {}, shown_path(finding.file))))
+    if shown:
+        items.append(("replay", h("code", {}, replay)))
+    detail = record.get("detail") or finding.detail
+    if detail:
+        items.append(("detail", h("pre", {}, detail)))
+    return h("dl", {"class": "meta"}, [(h("dt", {}, k), h("dd", {}, v)) for k, v in items])
+
+
+def _case(doc: dict) -> Markup:
+    if not doc:
+        return h("p", {"class": "note"}, "The case file was not found beside the results.")
+    tables = [h("div", {}, h("h4", {}, f"table {name}"), _data_table(t)) for name, t in
+              (doc.get("tables") or {}).items()]
+    return h("div", {}, h("h4", {}, "Data"), h("div", {"class": "answers"}, tables),
+             h("h4", {}, "Canonical SQL"), h("pre", {}, doc.get("sql", "").rstrip()),
+             _engine_sql(doc.get("finding") or {}))
+
+
+def _data_table(table: dict) -> Markup:
+    columns = table.get("columns") or {}
+    names = list(columns) if isinstance(columns, dict) else list(columns)
+    head = [h("th", {}, n, h("br", {}), h("span", {"class": "muted"}, columns[n]))
+            if isinstance(columns, dict) else h("th", {}, n) for n in names]
+    rows = [tuple(r) for r in table.get("rows") or []]
+    body = [h("tr", {}, [_value_cell(v) for v in row]) for row in rows[:MAX_ROWS]]
+    rest = h("p", {"class": "note"}, f"… {len(rows) - MAX_ROWS:,} more rows") if len(rows) > MAX_ROWS else None
+    return Markup(h("table", {}, h("thead", {}, h("tr", {}, head)), h("tbody", {}, body)) + (rest or ""))
+
+
+def _value_cell(value: object, differs: bool = False) -> Markup:
+    if value is None:
+        return h("td", {"class": "null diff" if differs else "null"}, "NULL")
+    return h("td", {"class": "diff" if differs else None}, _show(value))
+
+
+def _show(value: object) -> str:
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join("NULL" if v is None else _show(v) for v in value) + "]"
+    return str(value)
+
+
+def _engine_sql(record: dict) -> Markup | None:
+    engines = {name: e for name, e in (record.get("engines") or {}).items() if e.get("sql")}
+    if not engines:
+        return None
+    return h("details", {}, h("summary", {}, "each engine's SQL"),
+             [(h("h4", {}, f"{name} ({e.get('version', '?')})"), h("pre", {}, e["sql"].rstrip()))
+              for name, e in engines.items()])
+
+
+def _answers(finding: Finding, record: dict) -> Markup | None:
+    engines = record.get("engines") or {}
+    reference = answer_rows((engines.get("reference") or {}).get("answer"))
+    if not engines:
+        return None
+    blocks = []
+    if reference is not None:
+        blocks.append(_answer_block("reference", reference[0], [(r, ()) for r in reference[1]]))
+    for name, e in engines.items():
+        if name == "reference":
+            continue
+        answer = answer_rows(e.get("answer"))
+        label = f"{name}: {e.get('verdict', '?')}"
+        if answer is None:
+            blocks.append(h("div", {}, h("h4", {}, label),
+                            h("pre", {}, e.get("detail") or "no answer recorded")))
+        elif reference is None:
+            blocks.append(_answer_block(label, answer[0], [(r, ()) for r in answer[1]]))
+        else:
+            paired = pair_rows(reference[1], answer[1])
+            if answer[0] == reference[0] and not any(any(p.differs) for p in paired):
+                blocks.append(h("div", {}, h("h4", {}, label),
+                                h("p", {"class": "note"}, "the same rows as the reference")))
+                continue
+            blocks.append(_answer_block(label, answer[0], [(p.engine, p.differs) for p in paired]))
+    return h("div", {}, h("h4", {}, "Answers (differing cells highlighted against the reference)"),
+             h("div", {"class": "answers"}, blocks))
+
+
+def _answer_block(label: str, columns: list[str], rows: list[tuple[tuple | None, tuple]]) -> Markup:
+    """An answer; rows in the reference's order, a row the engine is missing as a gap."""
+    differing = [i for i, (_, d) in enumerate(rows) if any(d)]
+    keep = set(range(len(rows))) if len(rows) <= MAX_ROWS else set(differing[:MAX_ROWS])
+    body = []
+    for i, (row, differs) in enumerate(rows):
+        if i not in keep:
+            continue
+        if row is None:
+            body.append(h("tr", {"class": "missing"},
+                          h("td", {"colspan": max(len(columns), 1)}, "(row missing)")))
+        else:
+            body.append(h("tr", {}, [_value_cell(v, bool(differs) and differs[j]) for j, v in enumerate(row)]))
+    hidden = len(rows) - len(keep)
+    note = h("p", {"class": "note"}, f"{hidden:,} equal rows not shown") if hidden else None
+    return h("div", {}, h("h4", {}, label),
+             h("table", {}, h("thead", {}, h("tr", {}, [h("th", {}, c) for c in columns])),
+               h("tbody", {}, body)), note)

@@ -1,0 +1,103 @@
+"""What a report shows, read from results directories: plain values, no HTML."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Verdicts folded into the four counts a matrix cell shows (the rest keep their
+# own name in the summary and the plots).
+CELL_BUCKETS = {
+    "match": "match", "mismatch": "mismatch", "type-mismatch": "mismatch",
+    "suspect-reference": "mismatch", "nondeterministic": "mismatch",
+    "unsupported": "unsupported", "error": "error", "crash": "error", "timeout": "error",
+    "inconclusive": "inconclusive",
+}
+
+
+@dataclass
+class Source:
+    """One results directory: a run, a fuzz campaign, or a gate (corpus + fuzz)."""
+
+    kind: str  # run | fuzz | gate
+    path: str
+    engines: dict[str, str]  # name -> version ("?" when it was not recorded)
+    cases: int
+    verdicts: dict[str, Counter]  # engine -> verdict -> count
+    wall_seconds: float | None = None
+    seed: int | None = None
+    harness_version: str = "?"
+    host: dict = field(default_factory=dict)
+    started: str = ""
+    passed: bool | None = None  # a gate's decision
+    throughput: list[tuple[float, float]] = field(default_factory=list)  # (s since start, cases/s)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class BaselineStatus:
+    """What the known-differences baseline says of a finding."""
+
+    entry: str | None  # the entry id; None: unexplained
+    kind: str = ""  # unsupported | by-design | upstream-bug
+    link: str = ""
+    reason: str = ""
+
+    @property
+    def explained(self) -> bool:
+        return self.entry is not None
+
+
+@dataclass
+class Finding:
+    """One signature: every occurrence of one difference, and its smallest case."""
+
+    key: str
+    signature: str
+    engine: str
+    verdict: str
+    classification: str
+    source: str  # the results directory it came from
+    detail: str = ""
+    count: int = 0
+    cases: list[str] = field(default_factory=list)  # occurrence ids (corpus ids or fuzz seeds)
+    file: Path | None = None  # the case file shown (with the answers): the reduction if any
+    original: Path | None = None  # the first case of the signature, as saved with the results
+    replay: Path | None = None  # the case file to replay: the corpus file, or `file`
+    rows: frozenset[str] = frozenset()  # matrix rows it is pinned on
+    baseline: BaselineStatus | None = None  # None: not judged (no baseline was read)
+
+    @property
+    def anchor(self) -> str:
+        from harness.report.markup import slug
+
+        return "f-" + slug(f"{self.source}/{self.key}")
+
+
+@dataclass
+class Outcome:
+    """One verdict of one engine on one case, with the matrix rows it counts in."""
+
+    engine: str
+    verdict: str
+    rows: frozenset[str]
+    finding: Finding | None = None  # the signature this verdict is an occurrence of
+
+
+@dataclass
+class ReportData:
+    sources: list[Source] = field(default_factory=list)
+    outcomes: list[Outcome] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    # matrix row -> cases that exercised it (the "features exercised" plot)
+    exercised: Counter = field(default_factory=Counter)
+
+    @property
+    def engines(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for source in self.sources:
+            for name, version in source.engines.items():
+                if out.get(name, "?") == "?":
+                    out[name] = version
+        return out
