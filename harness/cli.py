@@ -193,6 +193,7 @@ def _engine_list(text: str) -> list[str]:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    import shutil
     import tempfile
     import time
     from pathlib import Path
@@ -233,11 +234,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from harness.rundir import write_run_dir
 
         directory = Path(out or tempfile.mkdtemp(prefix="window-harness-run-"))
-        write_run_dir(directory, run, cases, started=started, extra={"paths": list(args.paths)})
-        if out is not None and args.format != "json":
-            print(f"results: {directory}")
-        if args.report:
-            write_report([directory], args)
+        try:
+            write_run_dir(directory, run, cases, started=started, extra={"paths": list(args.paths)})
+            if out is not None and args.format != "json":
+                print(f"results: {directory}")
+            if args.report:
+                write_report([directory], args)
+        finally:
+            if out is None:  # the report holds what it needs from the run
+                shutil.rmtree(directory, ignore_errors=True)
     return EXIT_PASS if run.passed else EXIT_FAIL
 
 

@@ -111,11 +111,12 @@ def render(
     width: int = 1280,
     height: int = 900,
     timeout: float = 30.0,
+    max_height: int = MAX_SCREENSHOT_SIDE,
 ) -> Rendered:
     """Load `html_path` in a fresh headless Chromium and save a full-page PNG.
 
     `width` x `height` is the viewport; the screenshot is as tall as the page
-    (at most MAX_SCREENSHOT_SIDE pixels). `timeout` bounds the whole call,
+    (at most `max_height` pixels). `timeout` bounds the whole call,
     browser start included; exceeding it raises BrowserError.
     """
     html_path = Path(html_path).resolve()
@@ -128,7 +129,7 @@ def render(
     try:
         with _chromium(binary, deadline) as ws_url, _Cdp(ws_url, deadline) as cdp:
             rendered = _load(cdp, html_path, width, height)
-            _save_screenshot(cdp, screenshot, width, height)
+            _save_screenshot(cdp, screenshot, width, height, max_height)
     except BrowserError as e:
         e.add_note(f"while rendering {html_path} with {binary} (timeout={timeout} s)")
         raise
@@ -184,8 +185,8 @@ def _evaluate(cdp: _Cdp, expression: str) -> Any:
     return reply["result"].get("value")
 
 
-def _save_screenshot(cdp: _Cdp, path: Path, width: int, height: int) -> None:
-    """Capture the whole page, not just the viewport, but no more than MAX_SCREENSHOT_SIDE."""
+def _save_screenshot(cdp: _Cdp, path: Path, width: int, height: int, max_height: int) -> None:
+    """Capture the whole page, not just the viewport, but no more than `max_height` tall."""
     metrics = cdp.call("Page.getLayoutMetrics")
     # cssContentSize is in CSS pixels; the older contentSize is in device pixels (same at 1x).
     content = metrics.get("cssContentSize") or metrics["contentSize"]
@@ -193,7 +194,7 @@ def _save_screenshot(cdp: _Cdp, path: Path, width: int, height: int) -> None:
         "x": 0,
         "y": 0,
         "width": min(max(width, int(content["width"])), MAX_SCREENSHOT_SIDE),
-        "height": min(max(height, int(content["height"])), MAX_SCREENSHOT_SIDE),
+        "height": min(max(height, int(content["height"])), max_height, MAX_SCREENSHOT_SIDE),
         "scale": 1,
     }
     shot = cdp.call("Page.captureScreenshot",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 import pyarrow as pa
 
@@ -81,8 +82,12 @@ class CaseRows:
     case: frozenset[str]
     exprs: dict[str, frozenset[str]]
 
-    def all(self) -> frozenset[str]:
+    @cached_property  # every verdict of the case asks for it
+    def everything(self) -> frozenset[str]:
         return self.case.union(*self.exprs.values())
+
+    def all(self) -> frozenset[str]:
+        return self.everything
 
     def as_json(self) -> dict:
         return {"case": sorted(self.case), "exprs": {k: sorted(v) for k, v in self.exprs.items()}}

@@ -61,8 +61,6 @@ def _meta(finding: Finding, record: dict) -> Markup:
     items.append(("case file", h("code", {}, shown) if shown else "not recorded"))
     if finding.file is not None and finding.original is not None and finding.file != finding.original:
         items.append(("reduced from", h("code", {}, shown_path(finding.original))))
-    elif finding.file is not None and finding.file != finding.replay:
-        items.append(("answers", h("code", {}, shown_path(finding.file))))
     if shown:
         items.append(("replay", h("code", {}, replay)))
     detail = record.get("detail") or finding.detail
