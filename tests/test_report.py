@@ -229,8 +229,8 @@ def test_answers_pair_rows_and_mark_the_differing_cells() -> None:
 
 
 def test_throughput_bins_cases_over_the_recorded_times() -> None:
-    lines = [{"at": 100.0 + i * 0.5} for i in range(801)]  # 2 cases/s for 400 s
-    points = throughput(lines)
+    times = [100.0 + i * 0.5 for i in range(801)]  # 2 cases/s for 400 s
+    points = throughput(times)
     assert len(points) == 40 and all(abs(y - 2.0) < 1e-6 for _, y in points)
-    assert len(throughput(lines[:101])) == 5  # 20 cases to a bin
-    assert throughput([{"at": 1.0}]) == [] and throughput([{}]) == []
+    assert len(throughput(times[:101])) == 5  # 20 cases to a bin
+    assert throughput([1.0]) == [] and throughput([]) == []

@@ -30,8 +30,8 @@ def finding_section(finding: Finding) -> Markup:
 def _case_doc(path: Path | None) -> dict:
     if path is None or not path.exists():
         return {}
-    try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    try:  # libyaml's loader when PyYAML has it: a finding file can hold thousands of rows
+        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except (OSError, yaml.YAMLError):
         return {}
     return doc if isinstance(doc, dict) else {}

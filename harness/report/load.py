@@ -8,16 +8,17 @@ on another machine, or long after the engines are gone.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from harness.errors import InvalidInput
 from harness.report.axes import CaseRows, matches, unsupported_rows
-from harness.report.model import BaselineStatus, Finding, Outcome, ReportData, Source
+from harness.report.model import BaselineStatus, Finding, ReportData, Source
 
 _COLUMN = re.compile(r"column (\S+?):")
 THROUGHPUT_BINS = 40
@@ -106,6 +107,7 @@ def _explainer(baseline, engines: dict[str, str]):
     return status
 
 
+@functools.lru_cache(maxsize=256)  # a finding's case is read for its status and its rows
 def _case_or_none(file: Path | None):
     from harness.cases import load_case
 
@@ -157,7 +159,7 @@ def _load_run(data: ReportData, path: Path, explainer_for, kind: str = "run", ga
 
 def _add_outcome(data: ReportData, engine: str, verdict: str, rows: frozenset[str],
                  finding: Finding | None) -> None:
-    data.outcomes.append(Outcome(engine, verdict, rows, finding))
+    data.add_outcome(engine, verdict, rows, finding)
     if finding is not None:
         finding.rows |= rows
 
@@ -187,15 +189,22 @@ def _load_fuzz(data: ReportData, path: Path, explainer_for, kind: str = "fuzz",
     config = _json(path / "campaign.json")
     summary = _json(path / "summary.json") if (path / "summary.json").exists() else {}
     versions = _json(path / "versions.json") if (path / "versions.json").exists() else {}
-    lines = _lines(path / "cases.jsonl")
+    # cases.jsonl is read twice, line by line, rather than held: a long campaign's is large.
+    cases = path / "cases.jsonl"
+    shapes, times = {}, []
+    for line in _stream(cases):
+        if "expr_rows" in line:
+            shapes[line["shape"]] = line["expr_rows"]
+        if "at" in line:
+            times.append(line["at"])
     occurrences = _lines(path / "findings.jsonl")
     engines = {name: versions.get(name, "?") for name in config.get("engines", [])}
     source = Source(
-        kind=kind, path=str(path), engines=engines, cases=len(lines), verdicts={},
+        kind=kind, path=str(path), engines=engines, cases=0, verdicts={},
         wall_seconds=summary.get("wall_seconds"), seed=config.get("seed"),
         harness_version=config.get("harness_version", "?"), host=config.get("host", {}),
         started=config.get("started", ""), passed=(gate or {}).get("passed"),
-        throughput=throughput(lines))
+        throughput=throughput(times))
     data.sources.append(source)
     explain = explainer_for(engines)
     reduced = {line["key"]: line["file"] for line in occurrences if line.get("event") == "reduced"}
@@ -205,27 +214,30 @@ def _load_fuzz(data: ReportData, path: Path, explainer_for, kind: str = "fuzz",
         finding.original = path / finding.file if finding.file else None
         finding.file = path / reduced[finding.key] if finding.key in reduced else finding.original
         finding.replay = finding.file
-        record = (_case_or_none(finding.original).finding or {}) if finding.original else {}
+        metamorphic = finding.verdict.startswith("metamorphic") and finding.original
+        record = (getattr(_case_or_none(finding.original), "finding", None) or {}) if metamorphic else {}
         extra = frozenset({f"metamorphic.{record['relation']}"}) if record.get("relation") else frozenset()
         finding.baseline = explain(f"fuzz/{seed}/{finding.cases[0]}", finding.engine, finding.verdict,
                                    finding.detail, finding.original, extra)
     data.findings += findings
-    _fuzz_outcomes(data, source, lines, occurrences, {f.key: f for f in findings})
+    _fuzz_outcomes(data, source, _stream(cases), shapes, occurrences, {f.key: f for f in findings})
     for finding in findings:
         if not finding.rows:  # a finding no verdict of cases.jsonl names (metamorphic, profiles)
             finding.rows = _finding_rows(finding)
 
 
-def _fuzz_outcomes(data: ReportData, source: Source, lines: list[dict], occurrences: list[dict],
-                   findings: dict[str, Finding]) -> None:
-    shapes = {line["shape"]: line["expr_rows"] for line in lines if "expr_rows" in line}
+def _fuzz_outcomes(data: ReportData, source: Source, lines: Iterable[dict], shapes: dict,
+                   occurrences: list[dict], findings: dict[str, Finding]) -> None:
     seen = {(o.get("case"), o.get("engine")): o for o in occurrences if o.get("event") is None}
-    if lines and not any("rows" in line for line in lines):
-        source.notes.append("recorded without feature rows (a campaign made before the report "
-                            "existed): its verdicts are in the summary and plots, not the matrix")
+    described: dict[tuple, CaseRows] = {}  # siblings share their rows: one object each
+    unrecorded = 0
     for line in lines:
-        rows = CaseRows.from_json({"case": line.get("rows", ()),
-                                   "exprs": shapes.get(line.get("shape"), {})})
+        source.cases += 1
+        unrecorded += "rows" not in line
+        key = (tuple(line.get("rows", ())), line.get("shape"))
+        rows = described.get(key)
+        if rows is None:
+            rows = described[key] = CaseRows.from_json({"case": key[0], "exprs": shapes.get(key[1], {})})
         data.exercised.update(rows.all())
         for engine, verdict in line.get("verdicts", {}).items():
             source.verdicts.setdefault(engine, Counter())[verdict] += 1
@@ -233,6 +245,9 @@ def _fuzz_outcomes(data: ReportData, source: Source, lines: list[dict], occurren
             detail = line.get("details", {}).get(engine) or occurrence.get("detail", "")
             _add_outcome(data, engine, verdict, attribute(verdict, detail, rows),
                          findings.get(occurrence.get("key")))
+    if unrecorded:
+        source.notes.append(f"{unrecorded:,} cases were recorded without feature rows (by a harness "
+                            "older than the report): they are in the summary and plots, not the matrix")
 
 
 def _finding_rows(finding: Finding) -> frozenset[str]:
@@ -247,11 +262,23 @@ def _finding_rows(finding: Finding) -> frozenset[str]:
         return frozenset()
 
 
-def throughput(lines: list[dict]) -> list[tuple[float, float]]:
+def _stream(path: Path) -> Iterator[dict]:
+    """The complete lines of a JSONL file, one at a time (a torn last line is skipped)."""
+    if not path.exists():
+        return
+    with path.open(encoding="utf-8") as lines:
+        for text in lines:
+            try:
+                yield json.loads(text)
+            except json.JSONDecodeError:
+                continue
+
+
+def throughput(times: Iterable[float]) -> list[tuple[float, float]]:
     """Cases per second over the campaign, in up to THROUGHPUT_BINS bins of its
-    recorded wall time (`at`: when each case was recorded), at least
+    recorded wall time (`times`: when each case was recorded), at least
     CASES_PER_BIN cases to a bin on average."""
-    times = sorted(line["at"] for line in lines if "at" in line)
+    times = sorted(times)
     if len(times) < 2 or times[-1] <= times[0]:
         return []
     start, span = times[0], times[-1] - times[0]

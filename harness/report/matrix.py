@@ -62,7 +62,7 @@ def build_matrix(data: ReportData) -> Matrix:
     for outcome in data.outcomes:
         bucket = CELL_BUCKETS.get(outcome.verdict, "error")
         for row in outcome.rows:
-            cells.setdefault((row, outcome.engine), Cell()).counts[bucket] += 1
+            cells.setdefault((row, outcome.engine), Cell()).counts[bucket] += outcome.count
     for finding in data.findings:
         for row in finding.rows:
             cell = cells.setdefault((row, finding.engine), Cell())

@@ -77,21 +77,35 @@ class Finding:
 
 @dataclass
 class Outcome:
-    """One verdict of one engine on one case, with the matrix rows it counts in."""
+    """Verdicts of one engine that count in the same matrix rows (`count` of them:
+    a long campaign has a few thousand kinds of outcome, not a verdict object per case)."""
 
     engine: str
     verdict: str
     rows: frozenset[str]
-    finding: Finding | None = None  # the signature this verdict is an occurrence of
+    finding: Finding | None = None  # the signature these verdicts are occurrences of
+    count: int = 0
 
 
 @dataclass
 class ReportData:
     sources: list[Source] = field(default_factory=list)
-    outcomes: list[Outcome] = field(default_factory=list)
+    kinds: dict[tuple, Outcome] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     # matrix row -> cases that exercised it (the "features exercised" plot)
     exercised: Counter = field(default_factory=Counter)
+
+    @property
+    def outcomes(self) -> list[Outcome]:
+        return list(self.kinds.values())
+
+    def add_outcome(self, engine: str, verdict: str, rows: frozenset[str],
+                    finding: Finding | None = None) -> None:
+        key = (engine, verdict, rows, id(finding))
+        outcome = self.kinds.get(key)
+        if outcome is None:
+            outcome = self.kinds[key] = Outcome(engine, verdict, rows, finding)
+        outcome.count += 1
 
     @property
     def engines(self) -> dict[str, str]:
