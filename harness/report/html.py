@@ -20,6 +20,8 @@ from harness.report.model import ReportData
 
 VERDICT_ORDER = ("match", "mismatch", "type-mismatch", "error", "crash", "timeout", "unsupported",
                  "suspect-reference", "nondeterministic", "inconclusive")
+CELL_MARKS = (("match", "✓"), ("mismatch", "✗"), ("error", "!"), ("unsupported", "–"),
+              ("inconclusive", "?"))  # mismatch counts type-mismatch too; error, crash and timeout
 STATE_LABELS = {
     "match": "every verdict a match", "partial": "matches, some cases unsupported",
     "unexplained": "a difference the baseline does not explain",
@@ -168,6 +170,8 @@ def _figure(svg: str, caption: str) -> Markup:
 def _matrix(matrix: Matrix) -> Markup:
     legend = h("p", {"class": "legend"}, [h("span", {}, h("i", {"class": f"state-{state}"}), label)
                                           for state, label in STATE_LABELS.items()])
+    marks = h("p", {"class": "legend"}, [h("span", {}, h("b", {"class": f"c-{bucket}"}, mark), " ", bucket)
+                                         for bucket, mark in CELL_MARKS])
     control = h("label", {}, h("input", {"type": "checkbox", "id": "hide-clean"}),
                 " hide rows where every engine matches")
     head = h("tr", {}, h("th", {}, "feature"), [h("th", {}, e) for e in matrix.engines])
@@ -187,14 +191,13 @@ def _matrix(matrix: Matrix) -> Markup:
               "it; an unsupported verdict in the rows of the feature refused; an error in every row of "
               "its case). Grey italics: what the engine's dialect declares missing. A blank cell: "
               "no verdict of that engine counted there. The links lead to the findings behind a cell.")
-    return h("section", {"id": "matrix"}, h("h2", {}, "Conformance matrix"), intro, legend, control,
+    return h("section", {"id": "matrix"}, h("h2", {}, "Conformance matrix"), intro, legend, marks, control,
              h("table", {"class": "matrix"}, h("thead", {}, head), h("tbody", {}, body)))
 
 
 def _cell(cell: Cell) -> Markup:
     counts = [h("span", {"class": f"c-{bucket}", "title": bucket}, f"{mark}{cell.counts[bucket]:,}")
-              for bucket, mark in (("match", "✓"), ("mismatch", "✗"), ("error", "!"),
-                                   ("unsupported", "–"), ("inconclusive", "?")) if cell.counts[bucket]]
+              for bucket, mark in CELL_MARKS if cell.counts[bucket]]
     links = [h("a", {"href": f"#{f.anchor}", "title": f.signature}, f"[{i + 1}]")
              for i, f in enumerate(cell.findings[:6])]
     more = f" +{len(cell.findings) - 6}" if len(cell.findings) > 6 else ""
