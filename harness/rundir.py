@@ -24,6 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from harness.cases import Case
+from harness.errors import HarnessError
 from harness.runner import Result, RunResults
 
 RUN = "run.json"
@@ -116,7 +117,7 @@ def _reference_record(case: Case) -> dict:
 
     try:
         answer, detail = user_answer(evaluate(case.query, case.tables).table), ""
-    except Exception as e:  # noqa: BLE001 (an invalid query has no answer; say why)
+    except HarnessError as e:  # an invalid query has no answer; say why
         answer, detail = None, str(e)
     return {"version": __version__, "verdict": "error" if answer is None else "match",
             "detail": detail, "sql": None, "answer": answer}

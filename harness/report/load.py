@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from harness.errors import InvalidInput
+from harness.errors import HarnessError, InvalidInput
 from harness.report.axes import CaseRows, matches, unsupported_rows
 from harness.report.model import BaselineStatus, Finding, ReportData, Source
 
@@ -258,7 +258,7 @@ def _finding_rows(finding: Finding) -> frozenset[str]:
         return frozenset()
     try:
         return attribute(finding.verdict, finding.detail, case_rows(case))
-    except Exception:  # noqa: BLE001 (a finding whose case the harness cannot describe is still shown)
+    except HarnessError:  # a finding whose case the harness cannot describe is still shown
         return frozenset()
 
 

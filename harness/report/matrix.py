@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from harness.errors import InvalidInput
 from harness.report.axes import AXES, BOUNDS, axis_of, declared_rows, matches
 from harness.report.model import CELL_BUCKETS, Finding, ReportData
 
@@ -82,7 +83,7 @@ def _declare(cells: dict[tuple[str, str], Cell], engines: list[str]) -> None:
     for engine in engines:
         try:
             declared = declared_rows(get_dialect(engine))
-        except Exception:  # noqa: BLE001 (an engine this checkout does not know declares nothing)
+        except InvalidInput:  # an engine this checkout does not know declares nothing
             continue
         for pattern, why in declared.items():
             hits = [r for r in seen if matches(r, pattern)] if pattern.endswith("/*") else [pattern]
