@@ -25,13 +25,13 @@ import contextlib
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
 
+from harness.engines.ports import free_loopback_port
 from harness.errors import EngineUnavailable
 
 USER = "window_harness"
@@ -101,12 +101,12 @@ class LocalPostgres:
             self._hand_over(self._dir)
             self._run("initdb", "-D", str(self._data), "-U", USER, "--auth=trust", "-E", "UTF8",
                       "--locale=C.UTF-8", "--no-sync")
-            self.port = _free_port()
+            self.port = free_loopback_port()
             options = (f"-p {self.port} -k {self._dir} -c listen_addresses=127.0.0.1 "
                        "-c fsync=off -c synchronous_commit=off -c full_page_writes=off")
             self._run("pg_ctl", "-D", str(self._data), "-o", options, "-l", str(self._log),
                       "-w", "-t", str(int(self.timeout)), "start")
-        except BaseException:
+        except BaseException:  # whatever stopped the start (Ctrl-C too): clean up, then propagate
             self.stop()
             raise
 
@@ -164,12 +164,6 @@ class LocalPostgres:
             text += "\n" + self._log.read_text(errors="replace")
         lines = [line for line in text.splitlines() if line.strip()]
         return " | ".join(lines[-_LOG_TAIL:])
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def main() -> None:

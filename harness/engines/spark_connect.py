@@ -38,6 +38,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from harness.engines.ports import free_loopback_port
 from harness.errors import EngineUnavailable
 
 if TYPE_CHECKING:
@@ -172,7 +173,7 @@ class LocalConnectServer:
         from harness.engines.spark import require_java
 
         require_java()
-        self.port = _free_port()
+        self.port = free_loopback_port()
         fd, log = tempfile.mkstemp(prefix="window-harness-connect-", suffix=".log")
         self._log = Path(log)
         with os.fdopen(fd, "wb") as out:
@@ -246,12 +247,6 @@ class LocalConnectServer:
         lines = [line.strip() for line in text.splitlines()]
         said = [line for line in lines if line and not _STACK_FRAME.match(line)]
         return " | ".join(said[-_LOG_TAIL:]) or "no output"
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _end_group(process: subprocess.Popen[bytes]) -> None:

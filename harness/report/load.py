@@ -63,12 +63,6 @@ def _json(path: Path) -> dict:
         raise InvalidInput(f"cannot read {path}: {e}", str(path)) from None
 
 
-def _lines(path: Path) -> list[dict]:
-    from harness.campaign.store import _lines as lines
-
-    return lines(path)
-
-
 def attribute(verdict: str, detail: str, rows: CaseRows) -> frozenset[str]:
     """The rows a verdict counts in: an `unsupported` in the rows its feature refuses;
     a wrong value pinned on a column in that expression's rows and the query's;
@@ -147,8 +141,8 @@ def _load_run(data: ReportData, path: Path, explainer_for, kind: str = "run", ga
         finding.replay = corpus_file if corpus_file and corpus_file.exists() else finding.file
         finding.baseline = explain(first, finding.engine, finding.verdict, finding.detail, finding.replay)
     data.findings += findings
-    of = {(line["case"], line["engine"]): next(f for f in findings if f.key == line["key"])
-          for line in lines}
+    by_key = {f.key: f for f in findings}
+    of = {(line["case"], line["engine"]): by_key[line["key"]] for line in lines}
     for rows in cases.values():
         data.exercised.update(rows.all())
     for r in doc.get("results", []):
@@ -197,7 +191,7 @@ def _load_fuzz(data: ReportData, path: Path, explainer_for, kind: str = "fuzz",
             shapes[line["shape"]] = line["expr_rows"]
         if "at" in line:
             times.append(line["at"])
-    occurrences = _lines(path / "findings.jsonl")
+    occurrences = list(_stream(path / "findings.jsonl"))
     engines = {name: versions.get(name, "?") for name in config.get("engines", [])}
     source = Source(
         kind=kind, path=str(path), engines=engines, cases=0, verdicts={},

@@ -1,0 +1,12 @@
+"""A free TCP port on the loopback interface, for the throwaway servers the
+harness starts itself (Spark Connect, PostgreSQL)."""
+
+from __future__ import annotations
+
+import socket
+
+
+def free_loopback_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
