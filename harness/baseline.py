@@ -41,7 +41,7 @@ FRAMES = ("rows", "range", "groups", "default")
 # Verdict classes: the runner's verdicts, and what only campaigns observe.
 VERDICT_CLASSES = (*(v.value for v in Verdict), "metamorphic-violated", "metamorphic-error",
                    "metamorphic-both-error", "profiles-disagree", "batched-only")
-PASSING_CLASSES = frozenset({Verdict.MATCH.value})
+PASSING_CLASSES = frozenset({Verdict.MATCH.value, Verdict.REJECTED_AS_EXPECTED.value})
 # Verdict classes only a campaign observes: no corpus case can show them.
 CAMPAIGN_CLASSES = frozenset({"metamorphic-violated", "metamorphic-error", "metamorphic-both-error",
                               "profiles-disagree", "batched-only"})
@@ -108,7 +108,8 @@ class Observation:
             out |= query_features(self.case)
             for expr in self.expressions:
                 out |= expr.features
-        if self.verdict == Verdict.UNSUPPORTED.value and self.detail and " " not in self.detail:
+        refusal = (Verdict.UNSUPPORTED.value, Verdict.WRONGLY_REJECTED.value)
+        if self.verdict in refusal and self.detail and " " not in self.detail:
             out.add(self.detail)  # the feature the dialect (or engine) refused
         return frozenset(out)
 

@@ -7,9 +7,13 @@ not, 2 bad input (a malformed case, an unknown engine, a bad option).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import re
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 
 from harness.errors import EngineUnavailable, InvalidInput
 
@@ -20,7 +24,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        return args.command(args)
+        fill_default_engines(args)
+        with postgres_for_command(args):
+            return args.command(args)
     except (InvalidInput, EngineUnavailable) as e:
         print(f"window-harness: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -45,6 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("paths", nargs="+", metavar="PATH", help="case files or directories")
     _engines_option(run)
     add_engine_python_option(run)
+    add_postgres_options(run)
     _format_option(run)
     run.add_argument("--out", metavar="DIR",
                      help="also write the run to DIR: run.json (every verdict, what each case "
@@ -72,13 +79,109 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _engines_option(p: argparse.ArgumentParser) -> None:
-    from harness.engines.registry import engine_names
-
     p.add_argument(
         "--engines",
-        default=",".join(engine_names()),
-        help="comma-separated engines to run (default: %(default)s)",
+        help="comma-separated engines to run (default: every registered engine but postgres, "
+        "which joins when a PostgreSQL server is configured: --postgres-dsn, "
+        "$WINDOW_HARNESS_POSTGRES_DSN or --postgres-local)",
     )
+    # Filled in by `main` once every option is read (`default_engines`).
+    p.set_defaults(default_engines=default_engines)
+
+
+def default_engines(args: argparse.Namespace) -> list[str]:
+    """Every registered engine, but postgres only when a server is configured
+    (--postgres-dsn, $WINDOW_HARNESS_POSTGRES_DSN, --postgres-local): without one it
+    cannot run, and a default run must not fail for want of it."""
+    from harness.engines.registry import engine_names
+
+    configured = postgres_dsn(args) is not None or getattr(args, "postgres_local", False)
+    return [n for n in engine_names() if configured or not _is_postgres(n)]
+
+
+# -- PostgreSQL: where its server is ------------------------------------------------
+
+
+def add_postgres_options(p: argparse.ArgumentParser) -> None:
+    """--postgres-dsn and --postgres-local, for commands that take --engines."""
+    group = p.add_argument_group("PostgreSQL (engine postgres)")
+    group.add_argument("--postgres-dsn", metavar="DSN",
+                       help="the PostgreSQL server to run on, as a libpq connection string "
+                       "('host=... port=... dbname=... user=...' or postgresql://...); every "
+                       "postgres engine works in a schema of its own there "
+                       "(default: $WINDOW_HARNESS_POSTGRES_DSN)")
+    group.add_argument("--postgres-local", action="store_true",
+                       help="start a throwaway local PostgreSQL server for this command (initdb on a "
+                       "free loopback port, from the machine's server binaries), removed afterwards")
+
+
+def postgres_dsn(args: argparse.Namespace) -> str | None:
+    """The server the command's postgres engines use: --postgres-dsn, else the
+    environment's; None under --postgres-local (until `main` starts one) or when none."""
+    from harness.engines.postgres import ENV_DSN
+
+    if getattr(args, "postgres_local", False):
+        return getattr(args, "postgres_dsn", None)
+    return getattr(args, "postgres_dsn", None) or os.environ.get(ENV_DSN) or None
+
+
+def _is_postgres(name: str) -> bool:
+    from harness.engines.postgres import PostgresEngine
+    from harness.engines.registry import engine_class
+
+    cls = engine_class(name)
+    return (cls.shares_code_with or cls.name) == PostgresEngine.name
+
+
+def _names_postgres(names: list[str]) -> bool:
+    try:
+        return any(_is_postgres(n) for n in names)
+    except InvalidInput:  # an unknown engine: the command itself says so
+        return False
+
+
+def fill_default_engines(args: argparse.Namespace) -> None:
+    """--engines, when not given, of a command that offers it (`default_engines`)."""
+    if getattr(args, "engines", None) is None and hasattr(args, "default_engines"):
+        args.engines = ",".join(args.default_engines(args))
+
+
+@contextlib.contextmanager
+def postgres_for_command(args: argparse.Namespace) -> Iterator[None]:
+    """Under --postgres-local, one throwaway server for the whole command: its DSN
+    goes to every postgres engine (worker processes too), and it is stopped however
+    the command ends (an error, Ctrl-C, SIGTERM). Nothing for other commands, or
+    when no postgres engine runs."""
+    local = getattr(args, "postgres_local", False)
+    if local and getattr(args, "postgres_dsn", None) is not None:
+        raise InvalidInput("give one of them: --postgres-dsn names a server, --postgres-local "
+                           "starts one", "--postgres-dsn, --postgres-local")
+    if not local or not _names_postgres(_engine_list(args.engines)):
+        yield
+        return
+    from harness.engines.postgres_local import LocalPostgres
+
+    with _sigterm_unwinds(), LocalPostgres() as server:
+        args.postgres_dsn = server.dsn
+        yield
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """SIGTERM raises SystemExit, so `finally` blocks (stopping a server) still run.
+    Only the main thread may set a handler; elsewhere it is left alone."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)  # unwinds, so the server is stopped on the way out
 
 
 def add_engine_python_option(p: argparse.ArgumentParser) -> None:
@@ -95,6 +198,10 @@ def engine_options(args: argparse.Namespace, names: list[str]) -> dict[str, dict
     command line: `python` for each ENGINE@LABEL (--engine-python), and `master` for
     Spark-under-test where the command has --spark-master / --spark-remote.
 
+    With --postgres-dsn (or $WINDOW_HARNESS_POSTGRES_DSN, or the server `main`
+    starts for --postgres-local) every postgres engine gets {"dsn": DSN}; under
+    --postgres-local without such a server, {"local": True}.
+
     E.g. {"duckdb@candidate": {"python": "/abs/venv/bin/python"}}; engines without
     options are absent. Raises InvalidInput naming --engine-python when a value is
     not NAME=PATH, NAME is not in `names` or has no @LABEL, PATH is not an executable
@@ -108,7 +215,20 @@ def engine_options(args: argparse.Namespace, names: list[str]) -> dict[str, dict
     for name in names:
         if master is not None and engine_class(name).runs_on_spark:
             options.setdefault(name, {})["master"] = master
+    server = _postgres_option(args)
+    for name in names:
+        if server and _is_postgres(name):
+            options.setdefault(name, {}).update(server)
     return options
+
+
+def _postgres_option(args: argparse.Namespace) -> dict:
+    """{"dsn": ...} when the server is known (--postgres-dsn, the environment, the
+    command's own local server), {"local": True} for an engine to start its own."""
+    dsn = postgres_dsn(args)
+    if dsn is not None:
+        return {"dsn": dsn}
+    return {"local": True} if getattr(args, "postgres_local", False) else {}
 
 
 def _engine_pythons(values: list[str], names: list[str]) -> dict[str, str]:

@@ -63,9 +63,19 @@ class Verdict(Enum):
     INCONCLUSIVE = "inconclusive"
     # Identical runs of one query on one engine (and profile) were judged differently.
     NONDETERMINISTIC = "nondeterministic"
+    # Error conformance. A query invalid by definition (ntile(0), a frame from
+    # UNBOUNDED FOLLOWING) must be refused: refusing it conforms, answering it
+    # does not. A valid query refused in the engine's words for a construct
+    # its dialect lists in `refusals` (the empty frame ROWS BETWEEN 2
+    # FOLLOWING AND 1 FOLLOWING) is wrongly rejected.
+    REJECTED_AS_EXPECTED = "rejected-as-expected"
+    WRONGLY_ACCEPTED = "wrongly-accepted"
+    WRONGLY_REJECTED = "wrongly-rejected"
 
 
-PASSING = frozenset({Verdict.MATCH, Verdict.UNSUPPORTED})
+# The engine did what the definition requires: the reference's answer, or a refusal.
+CONFORMING = frozenset({Verdict.MATCH, Verdict.REJECTED_AS_EXPECTED})
+PASSING = CONFORMING | {Verdict.UNSUPPORTED}
 
 
 @dataclass(frozen=True)

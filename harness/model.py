@@ -16,7 +16,9 @@ Conventions:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, fields, is_dataclass, replace
 from enum import Enum
 
 from harness.errors import InvalidQuery
@@ -446,3 +448,32 @@ def resolve_window(
         frame=spec.frame if spec.frame is not None else base.frame,
     )
 
+
+def rewrite(root: object, fn: Callable[[object], object | None]) -> object:
+    """`root` with every node for which fn gives a replacement replaced (not
+    descended into); other nodes are rebuilt only when something below changed.
+    Nodes are visited in `harness.model.walk` order."""
+
+    def visit(node: object) -> object:
+        new = fn(node)
+        if new is not None:
+            return new
+        if isinstance(node, tuple):
+            items = tuple(visit(v) for v in node)
+            return node if all(a is b for a, b in zip(items, node, strict=True)) else items
+        if is_dataclass(node) and not isinstance(node, type):
+            changes = {}
+            for f in fields(node):
+                old = getattr(node, f.name)
+                if (value := visit(old)) is not old:
+                    changes[f.name] = value
+            return replace(node, **changes) if changes else node
+        return node
+
+    return visit(root)
+
+
+def replace_nth(root: object, kind: type | tuple[type, ...], n: int, new: object) -> object:
+    """`root` with its n-th node of `kind` (in walk order) replaced by `new`."""
+    seen = itertools.count()
+    return rewrite(root, lambda node: new if isinstance(node, kind) and next(seen) == n else None)

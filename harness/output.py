@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TextIO
 
-from harness.compare import Verdict
+from harness.compare import PASSING, Verdict
 from harness.runner import Result, RunResults
 
 _ORDER = [v.value for v in Verdict]
@@ -82,7 +82,7 @@ def _write_counts(run: RunResults, out: TextIO) -> None:
 
 
 def _write_details(run: RunResults, out: TextIO, known: Known) -> None:
-    shown = [r for r in run.results if r.verdict not in (Verdict.MATCH, Verdict.UNSUPPORTED)]
+    shown = [r for r in run.results if r.verdict not in PASSING]
     if not shown:
         return
     out.write("Not passing:\n")
@@ -103,4 +103,4 @@ def _write_footer(run: RunResults, out: TextIO) -> None:
     out.write(f"wall time {run.wall_seconds:.1f}s; start-up: {startup}; queries: {queries}\n")
     verdict = "PASS" if run.passed else "FAIL"
     out.write(f"{verdict}: every verdict is match or unsupported\n" if run.passed else
-              f"{verdict}: some verdicts are neither match nor unsupported (see above)\n")
+              f"{verdict}: some verdicts are neither a match, a rejection the definition requires, nor unsupported (see above)\n")

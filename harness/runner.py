@@ -16,7 +16,7 @@ from functools import lru_cache
 import pyarrow as pa
 
 from harness.cases import Case
-from harness.compare import Judgement, Outcome, Verdict, compare, compare_expected
+from harness.compare import PASSING, Judgement, Outcome, Verdict, compare, compare_expected
 from harness.engines.base import Engine
 from harness.errors import (
     EngineCrash,
@@ -79,7 +79,7 @@ class RunResults:
 
     @property
     def passed(self) -> bool:
-        return all(r.verdict in (Verdict.MATCH, Verdict.UNSUPPORTED) for r in self.results)
+        return all(r.verdict in PASSING for r in self.results)
 
 
 Progress = Callable[[int, int, str], None]
@@ -145,6 +145,8 @@ _KNOB_TOUCHED_BY: dict[str, Callable[[list], bool]] = {
     "sum_overflow": _uses_function("sum"),
     "avg_of_integers": _uses_function("avg"),
     "avg_of_decimals": _uses_function("avg"),
+    "decimal_sum_overflow": _uses_function("sum"),
+    "variance_of_exact": _uses_function("var_samp", "var_pop", "stddev_samp", "stddev_pop"),
     "array_agg": _uses_function("array_agg"),
 }
 
@@ -299,9 +301,15 @@ def _failed(result: Result, error: Exception, ref: _Judged, engine: Engine) -> R
     elif isinstance(error, EngineTimeout):
         result.verdict, result.detail = Verdict.TIMEOUT, error.message
     elif isinstance(error, EngineError):
+        refused = engine.dialect.refused_feature(error.message)
         if ref.invalid is not None:
-            result.verdict = Verdict.MATCH
-            result.notes = (f"rejected, as the definition requires: {error.message}",)
+            result.verdict, result.detail = Verdict.REJECTED_AS_EXPECTED, str(ref.invalid)
+            result.notes = (f"the engine says: {error.message}",)
+        elif refused is not None:
+            # Detail is the feature, as for `unsupported`, so that the baseline
+            # and the report place it; the engine's words go in the notes.
+            result.verdict, result.detail = Verdict.WRONGLY_REJECTED, refused.value
+            result.notes = (f"the standard allows this query; the engine says: {error.message}",)
         elif engine.dialect.says_not_implemented(error.message):
             result.verdict, result.detail = Verdict.UNSUPPORTED, f"the engine says: {error.message}"
         else:
@@ -314,7 +322,7 @@ def judge_answer(p: _Prepared, engine: Engine, result: Result, answer: pa.Table)
     ref = p.under(engine.dialect.semantics)
     result.answer = answer
     if ref.invalid is not None:
-        result.verdict = Verdict.MISMATCH
+        result.verdict = Verdict.WRONGLY_ACCEPTED
         result.detail = f"the query is invalid by definition ({ref.invalid}) but the engine returned rows"
     elif ref.gap is not None:
         result.verdict, result.detail = Verdict.INCONCLUSIVE, f"reference cannot evaluate: {ref.gap}"
@@ -350,7 +358,9 @@ def _fill(result: Result, outcome: Outcome) -> None:
     result.verdict, result.detail, result.notes = outcome.verdict, outcome.detail, outcome.notes
 
 
-_JUDGED = (Verdict.MATCH, Verdict.MISMATCH, Verdict.TYPE_MISMATCH)
+_JUDGED = (Verdict.MATCH, Verdict.MISMATCH, Verdict.TYPE_MISMATCH,
+           Verdict.REJECTED_AS_EXPECTED, Verdict.WRONGLY_ACCEPTED)
+_DISAGREE = (Verdict.MISMATCH, Verdict.WRONGLY_ACCEPTED)
 
 
 def _flag_suspect_reference(
@@ -364,12 +374,12 @@ def _flag_suspect_reference(
     is suspect.
     """
     engines = [r for r in results if r.verdict in _JUDGED]
-    if case.expected is not None:
+    if case.expected is not None or case.error is not None:
         if reference.verdict is Verdict.MATCH:
             return
-        reason = "the reference fails this case's expected rows, so engines were not judged"
+        reason = "the reference fails this case's expected outcome, so engines were not judged"
     elif len({implementations.get(r.engine, r.engine) for r in engines}) >= 2 and all(
-        r.verdict is Verdict.MISMATCH for r in engines
+        r.verdict in _DISAGREE for r in engines
     ):
         reason = "the reference disagrees with every engine that answered"
     else:

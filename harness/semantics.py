@@ -43,7 +43,7 @@ class IntegerDivision(Enum):
 class Overflow(Enum):
     ERROR = "error"  # the standard: a data exception (Spark in ANSI mode)
     WRAP = "wrap"  # two's complement wrap-around at 64 bits
-    WIDEN = "widen"  # sum(integer) is a 128-bit integer (DuckDB's HUGEINT)
+    WIDEN = "widen"  # sum(integer) is a 128-bit integer (DuckDB's HUGEINT); a decimal sum has no limit
 
 
 class AvgType(Enum):
@@ -53,6 +53,21 @@ class AvgType(Enum):
     # quotient cut to that scale toward zero, or rounded half away from zero.
     PLUS4_TRUNCATED = "decimal(p+4,s+4), truncated"
     PLUS4_ROUNDED = "decimal(p+4,s+4), rounded half up"
+    # PostgreSQL: numeric, the sum divided by the count with numeric division's
+    # own scale (select_div_scale: 16 significant digits at least, at least the
+    # sum's scale), rounded half away from zero; the scale follows each quotient.
+    NUMERIC = "numeric, PostgreSQL's division scale"
+
+
+class VarianceType(Enum):
+    """var_samp, var_pop, stddev_samp and stddev_pop over exact numbers."""
+
+    DOUBLE = "double"  # the function table's (and every engine's but one)
+    # PostgreSQL: numeric. (N*sum(x^2) - sum(x)^2) / (N*(N-1) or N*N) computed
+    # exactly and rounded half away from zero at numeric division's scale;
+    # the standard deviation is the square root of that rounded variance, at
+    # the same scale; a numerator <= 0 gives 0.
+    NUMERIC = "numeric, PostgreSQL's division scale"
 
 
 class ArrayAgg(Enum):
@@ -68,26 +83,40 @@ class SemanticsProfile:
     null_ordering: NullOrdering = NULLS_LARGEST
     integer_division: IntegerDivision = IntegerDivision.TRUNCATE
     sum_overflow: Overflow = Overflow.ERROR
-    # avg over integers is DOUBLE on every engine measured; the standard says
-    # exact numeric with implementation-defined precision (PostgreSQL: numeric).
+    # sum over DECIMAL(p,s) past 38 digits: the standard's error (ERROR), or
+    # none at all (WIDEN: PostgreSQL's numeric has no such limit).
+    decimal_sum_overflow: Overflow = Overflow.ERROR
+    # avg over integers is DOUBLE on every engine measured but PostgreSQL; the
+    # standard says exact numeric with implementation-defined precision.
     avg_of_integers: AvgType = AvgType.DOUBLE
     avg_of_decimals: AvgType = AvgType.EXACT
     array_agg: ArrayAgg = ArrayAgg.STANDARD
+    # The variances and standard deviations over integers and decimals.
+    variance_of_exact: VarianceType = VarianceType.DOUBLE
 
     def aggregate_type(self, name: str, args: tuple[SqlType | None, ...], standard: SqlType | None) -> SqlType | None:
         """The result type of aggregate `name` under this profile (`standard` otherwise)."""
         arg = args[0] if args else None
         if arg is None or standard is None:
             return standard
+        exact = arg.is_integer or arg.kind is TypeKind.DECIMAL
         if name == "sum" and arg.is_integer and self.sum_overflow is Overflow.WIDEN:
             return T.INT128
+        if name == "avg" and exact and self.avg_type(arg) is AvgType.NUMERIC:
+            return numeric_quotient_type(integer_digits(arg))
         if name == "avg" and arg.is_integer and self.avg_of_integers is AvgType.EXACT:
             return T.decimal(38, 6)
         if name == "avg" and arg.kind is TypeKind.DECIMAL and self.avg_of_decimals is AvgType.DOUBLE:
             return T.FLOAT64
         if name == "avg" and arg.kind is TypeKind.DECIMAL and self.avg_of_decimals in _PLUS4:
             return T.decimal(min(arg.precision + 4, 38), min(arg.scale + 4, 38))
+        if name in VARIANCES and exact and self.variance_of_exact is VarianceType.NUMERIC:
+            return numeric_quotient_type(2 * integer_digits(arg))
         return standard
+
+    def avg_type(self, arg: SqlType) -> AvgType:
+        """The knob that rules avg over `arg`."""
+        return self.avg_of_integers if arg.is_integer else self.avg_of_decimals
 
     def division_type(self, left: SqlType, right: SqlType, standard: SqlType) -> SqlType:
         """The type of `left / right` under this profile."""
@@ -106,4 +135,29 @@ class SemanticsProfile:
 
 
 _PLUS4 = (AvgType.PLUS4_TRUNCATED, AvgType.PLUS4_ROUNDED)
+VARIANCES = ("var_samp", "var_pop", "stddev_samp", "stddev_pop")
+
+# Decimal digits before the point that a value of each integer type may need.
+_INTEGER_DIGITS = {TypeKind.INT8: 3, TypeKind.INT16: 5, TypeKind.INT32: 10, TypeKind.INT64: 19,
+                   TypeKind.INT128: 38}
+
+
+def integer_digits(t: SqlType) -> int:
+    """How many digits before the point a value of the exact type `t` may have."""
+    if t.kind is TypeKind.DECIMAL:
+        assert t.precision is not None and t.scale is not None
+        return t.precision - t.scale
+    return _INTEGER_DIGITS[t.kind]
+
+
+def numeric_quotient_type(whole_digits: int) -> SqlType:
+    """The declared type of a numeric quotient whose scale follows its value
+    (AvgType.NUMERIC, VarianceType.NUMERIC): DECIMAL(38, s) with room for
+    `whole_digits` before the point. A quotient may still need more digits
+    than that (its scale grows as it shrinks: 1/3 has 20 of them, 1e18/7 16),
+    so the reference sizes such a column to its values when it answers
+    (`reference_impl.output`), as PostgreSQL's unconstrained numeric is."""
+    return T.decimal(38, max(38 - min(whole_digits, 38), 0))
+
+
 STANDARD = SemanticsProfile()

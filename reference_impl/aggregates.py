@@ -26,7 +26,7 @@ from harness import types as T
 from harness.errors import EvaluationError, ReferenceGap
 from harness.functions import FunctionKind, FunctionSpec, lookup
 from harness.model import FuncCall, Star
-from harness.semantics import ArrayAgg, AvgType, Overflow
+from harness.semantics import ArrayAgg, AvgType, Overflow, VarianceType
 from harness.types import SqlType, TypeKind
 from reference_impl.api import SemanticsProfile
 from reference_impl.compiled import Compiled, Evaluator
@@ -37,9 +37,11 @@ from reference_impl.numeric import (
     fit_decimal,
     float_sum,
     round_float,
+    round_half_up,
     special_float_sum,
     sqrt_rounded,
 )
+from reference_impl.numeric_division import display_scale, numeric_avg, numeric_variance
 from reference_impl.ordering import SortSpec, sort_spec, stable_sort
 from reference_impl.profile import active_profile
 from reference_impl.relation import Relation, Row
@@ -172,6 +174,9 @@ def _sum(rows: list[tuple], agg: CompiledAggregate) -> object:
     if t.is_integer:
         return _integer_sum(sum(values), t)
     if t.kind is TypeKind.DECIMAL:
+        if active_profile().decimal_sum_overflow is Overflow.WIDEN:
+            # No limit on the digits; at the type's scale the sum is exact.
+            return round_half_up(exact_sum(values), t.scale or 0)
         return fit_decimal(exact_sum(values), t)
     return float_sum([float(v) for v in values])
 
@@ -183,10 +188,19 @@ def _integer_sum(total: int, t: SqlType) -> int:
     return check_integer(total, t)
 
 
+def _exact_argument(agg: CompiledAggregate) -> SqlType | None:
+    """The argument's type when it is an exact number (integer or decimal)."""
+    t = agg.args[0].type if agg.args else None
+    return t if t is not None and (t.is_integer or t.kind is TypeKind.DECIMAL) else None
+
+
 def _avg(rows: list[tuple], agg: CompiledAggregate) -> object:
     values, t = _non_null(rows), agg.result_type
     if not values or t is None:
         return None
+    exact = _exact_argument(agg)
+    if exact is not None and active_profile().avg_type(exact) is AvgType.NUMERIC:
+        return numeric_avg(values, display_scale(exact))
     if t.kind is TypeKind.DECIMAL:
         truncated = active_profile().avg_of_decimals is AvgType.PLUS4_TRUNCATED
         return fit_decimal(exact_sum(values) / len(values), t, truncated)
@@ -212,6 +226,9 @@ def _variance(sample: bool, root: bool) -> Callable[[list[tuple], CompiledAggreg
         n = len(values)
         if n == 0 or (sample and n == 1):
             return None
+        exact = _exact_argument(agg)
+        if exact is not None and active_profile().variance_of_exact is VarianceType.NUMERIC:
+            return numeric_variance(values, display_scale(exact), sample, root)
         if any(isinstance(v, float) and not math.isfinite(v) for v in values):
             return math.nan
         variance = scaled_variance(values, sample)  # = exact_variance(values, sample)

@@ -5,6 +5,10 @@ that runs a case on all of them) and `engines.get(name)` is one of them. An
 engine is created, and Spark's JVM started, only when first asked for; an
 engine that cannot start (no Java, a missing library) skips the tests that
 ask for it by name.
+
+PostgreSQL runs on one throwaway local server for the whole session
+(`harness.engines.postgres_local`), started when first needed; without the
+server binaries, the postgres tests skip, saying how to get them.
 """
 
 from __future__ import annotations
@@ -14,28 +18,48 @@ from collections.abc import Iterator, Sequence
 import pytest
 
 from harness.engines.base import Engine
+from harness.engines.postgres import PostgresEngine
+from harness.engines.postgres_local import LocalPostgres, server_bin
 from harness.engines.registry import engine_names, get_engine
 from harness.errors import EngineUnavailable
 
-# The engines that run SQL text; Spark's tests carry the `spark` marker.
+# The engines that run SQL text; Spark's and PostgreSQL's tests carry markers.
 SQL_ENGINES = [
     pytest.param("duckdb", id="duckdb"),
     pytest.param("datafusion", id="datafusion"),
     pytest.param("spark", id="spark", marks=pytest.mark.spark),
+    pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
 ]
+
+NO_PG_BINARIES = ("no PostgreSQL server binaries: install Debian's postgresql (apt-get install "
+                  "postgresql, as .ci/run does) or set WINDOW_HARNESS_PG_BIN")
 
 
 class Engines(Sequence[Engine]):
     def __init__(self) -> None:
         self._made: dict[str, Engine | EngineUnavailable] = {}
+        self._postgres: LocalPostgres | None = None
 
     def _make(self, name: str) -> Engine | EngineUnavailable:
         if name not in self._made:
             try:
-                self._made[name] = get_engine(name)
+                self._made[name] = get_engine(name, **self._options(name))
             except EngineUnavailable as e:
                 self._made[name] = e
         return self._made[name]
+
+    def _options(self, name: str) -> dict:
+        return {"dsn": self.postgres_dsn()} if name == PostgresEngine.name else {}
+
+    def postgres_dsn(self) -> str:
+        """The session's throwaway PostgreSQL server, started on first use."""
+        if self._postgres is None:
+            if server_bin() is None:
+                raise EngineUnavailable(PostgresEngine.name, NO_PG_BINARIES)
+            server = LocalPostgres()
+            server.start()
+            self._postgres = server
+        return self._postgres.dsn
 
     def get(self, name: str) -> Engine:
         made = self._make(name)
@@ -60,6 +84,8 @@ class Engines(Sequence[Engine]):
         for made in self._made.values():
             if isinstance(made, Engine):
                 made.close()
+        if self._postgres is not None:
+            self._postgres.stop()
 
 
 @pytest.fixture(scope="session")
@@ -73,3 +99,12 @@ def engines() -> Iterator[Engines]:
 def sql_engine(request: pytest.FixtureRequest, engines: Engines) -> Engine:
     """Each SQL engine in turn (the shared suite runs on every one of them)."""
     return engines.get(request.param)
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn(engines: Engines) -> str:
+    """The DSN of the session's throwaway PostgreSQL server (tests skip without one)."""
+    try:
+        return engines.postgres_dsn()
+    except EngineUnavailable as e:
+        pytest.skip(str(e))

@@ -49,6 +49,20 @@ def every_type_table() -> pa.Table:
     })
 
 
+def holdable_table(engine: Engine) -> pa.Table:
+    """`every_type_table` without what the engine's dialect declares it cannot hold
+    (PostgreSQL has no 1-byte integer and no NUL in text): loading those is an
+    `unsupported`, tested with each engine's own tests."""
+    table, cannot = every_type_table(), engine.dialect.unrepresentable
+    if "data.tinyint" in cannot:
+        table = table.drop_columns(["i8"])
+    if "data.nul-character" in cannot:
+        s = table.column("s").to_pylist()
+        table = table.set_column(table.schema.get_field_index("s"), "s",
+                                 pa.array([v.replace("\x00", "") if v else v for v in s]))
+    return table
+
+
 def same(a: object, b: object) -> bool:
     """Equal, with NaN equal to NaN and the sign of a zero significant."""
     if isinstance(a, float) and isinstance(b, float):
@@ -72,7 +86,7 @@ def select_all(engine: Engine, table: str, order_by: str = "id") -> str:
 
 
 def test_select_star_round_trips_every_type(sql_engine: Engine) -> None:
-    table = every_type_table()
+    table = holdable_table(sql_engine)
     got = sql_engine.run({"t": table}, select_all(sql_engine, "t"))
     assert got.column_names == table.column_names
     for field, result_field in zip(table.schema, got.schema, strict=True):
@@ -83,7 +97,7 @@ def test_select_star_round_trips_every_type(sql_engine: Engine) -> None:
 
 
 def test_empty_table_round_trips(sql_engine: Engine) -> None:
-    table = every_type_table().slice(0, 0)
+    table = holdable_table(sql_engine).slice(0, 0)
     got = sql_engine.run({"t": table}, select_all(sql_engine, "t"))
     assert got.num_rows == 0
     assert got.column_names == table.column_names
@@ -92,7 +106,7 @@ def test_empty_table_round_trips(sql_engine: Engine) -> None:
 @pytest.mark.parametrize("sql", ["SELEC 1", "SELECT no_such_column FROM t"])
 def test_a_rejected_query_is_a_short_engine_error(sql_engine: Engine, sql: str) -> None:
     with pytest.raises(EngineError) as caught:
-        sql_engine.run({"t": every_type_table()}, sql)
+        sql_engine.run({"t": holdable_table(sql_engine)}, sql)
     error = caught.value
     assert type(error) is EngineError and error.engine == sql_engine.name
     assert error.message and "\n" not in error.message and len(error.message) <= 500
@@ -126,7 +140,7 @@ def test_odd_names_survive_end_to_end(sql_engine: Engine) -> None:
 
 @pytest.mark.parametrize("name", ["stale", 'a `stale` "one" ü'])
 def test_a_table_from_an_earlier_run_is_not_visible(sql_engine: Engine, name: str) -> None:
-    sql_engine.run({name: every_type_table()}, select_all(sql_engine, name))
+    sql_engine.run({name: holdable_table(sql_engine)}, select_all(sql_engine, name))
     with pytest.raises(EngineError):
         sql_engine.run({}, select_all(sql_engine, name))
 
@@ -181,7 +195,7 @@ def test_spark_timestamps_come_back_naive(engines) -> None:
 
 
 def test_registry_lists_every_engine() -> None:
-    assert engine_names() == ["reference", "duckdb", "datafusion", "spark", "sqlite"]
+    assert engine_names() == ["reference", "duckdb", "datafusion", "spark", "sqlite", "postgres"]
 
 
 def test_an_unknown_engine_names_the_known_ones() -> None:

@@ -104,7 +104,7 @@ def test_replay_disagreeing_engine_shows_diff_and_exits_1(tmp_path, capsys):
     assert "input row id" in diff
     assert "30 → NULL" in diff and "40 → NULL" in diff
     assert diff.count("\n    *") == 2  # rows 1 and 2 differ; 3 and 4 are NULL on both sides
-    assert out.rstrip().endswith("FAIL: some verdicts are neither match nor unsupported")
+    assert out.rstrip().endswith("FAIL: some verdicts are neither a match, a rejection the definition requires, nor unsupported")
 
 
 def test_replay_json_diff_of_disagreeing_engine(tmp_path, capsys):

@@ -20,7 +20,7 @@ PROGRESS_EVERY_LOG = 15.0
 
 
 def add_fuzz_parser(sub: argparse._SubParsersAction, engines_option, format_option) -> None:
-    from harness.cli import add_engine_python_option
+    from harness.cli import add_engine_python_option, add_postgres_options
 
     p = sub.add_parser(
         "fuzz",
@@ -36,6 +36,7 @@ def add_fuzz_parser(sub: argparse._SubParsersAction, engines_option, format_opti
     p.add_argument("--seed", type=int, help="campaign seed (default: from the clock; printed)")
     engines_option(p)
     add_engine_python_option(p)
+    add_postgres_options(p)
     p.add_argument("--jobs", type=int, default=1, help="shard processes, each with its own engines "
                    "(default: %(default)s)")
     p.add_argument("--out", type=Path, help="campaign directory (default: reports/fuzz-SEED)")
@@ -186,10 +187,11 @@ def format_summary(summary: dict, findings: list[dict]) -> str:
     ]
     verdict_names = sorted({v for counts in summary["verdicts"].values() for v in counts})
     width = max((len(e) for e in summary["verdicts"]), default=6) + 2
-    lines.append(" " * width + "".join(f"{v:>19}" for v in verdict_names) + f"{'cases/s':>10}")
+    columns = {v: max(len(v), 6) + 2 for v in verdict_names}  # each as wide as its name
+    lines.append(" " * width + "".join(f"{v:>{columns[v]}}" for v in verdict_names) + f"{'cases/s':>10}")
     for engine, counts in summary["verdicts"].items():
         rate = summary["engine_cases_per_s"].get(engine)
-        lines.append(f"{engine:<{width}}" + "".join(f"{counts.get(v, 0):>19}" for v in verdict_names)
+        lines.append(f"{engine:<{width}}" + "".join(f"{counts.get(v, 0):>{columns[v]}}" for v in verdict_names)
                      + f"{rate if rate is not None else '-':>10}")
     cov = summary["coverage"]
     lines += ["", f"grid cells exercised: {cov['grid_cells_covered']} of {cov['grid_cells_defined']}"]
@@ -222,6 +224,9 @@ def add_reduce_parser(sub: argparse._SubParsersAction) -> None:
                    "else all registered)")
     p.add_argument("--seconds", type=float, default=60.0, help="time budget (default: %(default)s)")
     p.add_argument("--out", type=Path, help="where to write (default: FINDING.reduced.yaml)")
+    from harness.cli import add_postgres_options
+
+    add_postgres_options(p)
     p.set_defaults(command=cmd_reduce)
 
 
@@ -229,16 +234,17 @@ def cmd_reduce(args: argparse.Namespace) -> int:
     from harness.campaign.findings import finding_signature, findings_of, reduce_finding
     from harness.casefile import save_case
     from harness.cases import load_case
-    from harness.cli import _engine_list
-    from harness.engines.registry import engine_names, get_engine
+    from harness.cli import _engine_list, default_engines, engine_options
+    from harness.engines.registry import get_engine
     from harness.runner import run_case
 
     if not args.path.is_file():
         raise InvalidInput("no such case file", str(args.path))
     case = load_case(args.path)
     record = case.finding or {}
-    names = _engine_list(args.engines) if args.engines else list(record.get("engines") or engine_names())
-    engines = [get_engine(n) for n in names if n != "reference"]
+    names = _engine_list(args.engines) if args.engines else list(record.get("engines") or default_engines(args))
+    options = engine_options(args, names)
+    engines = [get_engine(n, **options.get(n, {})) for n in names if n != "reference"]
     try:
         for engine in engines:
             engine.start()

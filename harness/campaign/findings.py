@@ -27,7 +27,8 @@ from harness.runner import Result, run_case
 
 FINDING_VERDICTS = frozenset({
     Verdict.MISMATCH, Verdict.TYPE_MISMATCH, Verdict.ERROR, Verdict.CRASH, Verdict.TIMEOUT,
-    Verdict.SUSPECT_REFERENCE, Verdict.NONDETERMINISTIC,
+    Verdict.SUSPECT_REFERENCE, Verdict.NONDETERMINISTIC, Verdict.WRONGLY_ACCEPTED,
+    Verdict.WRONGLY_REJECTED,
 })
 HIDDEN_PREFIX = "__wh_"
 

@@ -77,7 +77,19 @@ class CampaignConfig:
         doc = asdict(self)
         doc["out"] = str(self.out)
         doc["engines"] = list(self.engines)
+        # A DSN may hold a password: campaign.json keeps only where the server was
+        # (a resumed campaign takes its options from the command line again).
+        doc["engine_options"] = {name: {k: _redacted(k, v) for k, v in options.items()}
+                                 for name, options in self.engine_options.items()}
         return doc
+
+
+def _redacted(key: str, value: object) -> object:
+    if key != "dsn" or not isinstance(value, str):
+        return value
+    from harness.engines.postgres import where
+
+    return f"(a DSN for {where(value)})"
 
 
 def case_seed(campaign_seed: int, index: int) -> str:
@@ -343,6 +355,8 @@ class Shard:
         """Sometimes: every relation that applies, checked on each engine alone."""
         if Random(f"{seed}/metamorphic").random() >= self.config.metamorphic_share:
             return {}
+        if case.error is not None:
+            return {}  # relations are between valid queries; this one must be refused
         from harness.campaign.metamorphic import RELATIONS, Status, check
 
         statuses: dict[str, str] = {}

@@ -10,10 +10,9 @@ of values in `harness.campaign.reduce_data`.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import fields, is_dataclass, replace
+from dataclasses import replace
 from decimal import Decimal
 from functools import cache
 from typing import Any
@@ -44,7 +43,9 @@ from harness.model import (
     UnionAll,
     WindowExpr,
     With,
+    replace_nth,
     resolve_window,
+    rewrite,
     walk,
     window_exprs,
 )
@@ -54,38 +55,8 @@ from harness.types import to_arrow
 # -- rewriting the model ----------------------------------------------------------------
 
 
-def _rewrite(root: object, fn: Callable[[object], object | None]) -> object:
-    """`root` with every node for which fn gives a replacement replaced (not
-    descended into); other nodes are rebuilt only when something below changed.
-    Nodes are visited in `harness.model.walk` order."""
-
-    def visit(node: object) -> object:
-        new = fn(node)
-        if new is not None:
-            return new
-        if isinstance(node, tuple):
-            items = tuple(visit(v) for v in node)
-            return node if all(a is b for a, b in zip(items, node, strict=True)) else items
-        if is_dataclass(node) and not isinstance(node, type):
-            changes = {}
-            for f in fields(node):
-                old = getattr(node, f.name)
-                if (value := visit(old)) is not old:
-                    changes[f.name] = value
-            return replace(node, **changes) if changes else node
-        return node
-
-    return visit(root)
-
-
 def _nodes(root: object, kind: type | tuple[type, ...]) -> list:
     return [n for n in walk(root) if isinstance(n, kind)]
-
-
-def _replace_nth(root: object, kind: type | tuple[type, ...], n: int, new: object) -> object:
-    """`root` with its n-th node of `kind` (in walk order) replaced by `new`."""
-    seen = itertools.count()
-    return _rewrite(root, lambda node: new if isinstance(node, kind) and next(seen) == n else None)
 
 
 def on_nodes(kind: type | tuple[type, ...], variants: Callable[[Any], Iterable[object]]) -> Pass:
@@ -96,7 +67,7 @@ def on_nodes(kind: type | tuple[type, ...], variants: Callable[[Any], Iterable[o
     def run(search: Search) -> None:
         n = 0
         while n < len(nodes := _nodes(search.case.query, kind)):
-            if not any(search.attempt_query(_replace_nth(search.case.query, kind, n, v))
+            if not any(search.attempt_query(replace_nth(search.case.query, kind, n, v))
                        for v in variants(nodes[n])):
                 n += 1
 
@@ -173,7 +144,7 @@ def drop_select_items(search: Search) -> None:
             dropped = [item for i, item in enumerate(s.items) if i not in kept]
             order_by = tuple(k for k in s.order_by if not any(_names(k, d) for d in dropped))
             new = replace(s, items=tuple(s.items[i] for i in kept), order_by=order_by)
-            return with_query(start, _replace_nth(start.query, Select, n, new), search.needs_window)
+            return with_query(start, replace_nth(start.query, Select, n, new), search.needs_window)
 
         ddmin(search, len(select.items), build)
         n += 1
@@ -241,7 +212,7 @@ def named_window_variants(s: Select) -> list[Select]:
         return None
 
     try:
-        items, order_by = _rewrite(s.items, inline), _rewrite(s.order_by, inline)
+        items, order_by = rewrite(s.items, inline), rewrite(s.order_by, inline)
     except HarnessError:  # a window that refers to an undefined or cyclic one
         return []
     return [replace(s, items=items, order_by=order_by, windows=())]

@@ -161,17 +161,23 @@ def add_replay_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="comma-separated engines (default: the reference and the engines the "
                         "finding record names, else every registered engine)")
     p.add_argument("--format", choices=["table", "json"], default="table", help="output format")
+    from harness.cli import add_postgres_options
+
+    add_postgres_options(p)
     p.set_defaults(command=cmd_replay)
     return p
 
 
 def cmd_replay(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    from harness.cli import default_engines, engine_options
     from harness.engines.registry import get_engine
 
     out = out or sys.stdout
     try:
         case = load_one(args.case)
-        engines = [get_engine(name) for name in engine_list(args.engines, case)]
+        names = engine_list(args.engines, case, default_engines(args))
+        options = engine_options(args, names)
+        engines = [get_engine(name, **options.get(name, {})) for name in names]
     except (InvalidInput, EngineUnavailable) as e:
         print(f"window-harness: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -196,8 +202,9 @@ def load_one(text: str) -> Case:
     return load_case(path, case_id(path, [path]))
 
 
-def engine_list(text: str | None, case: Case) -> list[str]:
-    """`--engines`, else the reference and the finding's engines, else every engine."""
+def engine_list(text: str | None, case: Case, default: list[str] | None = None) -> list[str]:
+    """`--engines`, else the reference and the finding's engines, else `default`
+    (every registered engine when not given)."""
     from harness.engines.registry import engine_names
 
     if text is not None:
@@ -209,7 +216,7 @@ def engine_list(text: str | None, case: Case) -> list[str]:
         return names
     known = engine_names()
     named = [n for n in finding_engines(case.finding) if n in known]
-    return list(dict.fromkeys([_REFERENCE, *named])) if named else known
+    return list(dict.fromkeys([_REFERENCE, *named])) if named else (default or known)
 
 
 def finding_engines(finding: dict | None) -> list[str]:

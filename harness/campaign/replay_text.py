@@ -100,7 +100,7 @@ def write_text(rep: Replay, out: TextIO) -> None:
         _write_engine(e, case, out)
     out.write("\n")
     out.write("PASS: every verdict is match or unsupported\n" if rep.passed else
-              "FAIL: some verdicts are neither match nor unsupported\n")
+              "FAIL: some verdicts are neither a match, a rejection the definition requires, nor unsupported\n")
 
 
 def _write_engine(e: EngineReplay, case: Case, out: TextIO) -> None:

@@ -135,9 +135,19 @@ class Dialect:
     # The engine's own words for "I do not implement this" (regular
     # expressions): such a rejection is an `unsupported` verdict, not an error.
     not_implemented: tuple[str, ...] = ()
+    # Valid queries the engine refuses though it implements the construct (the
+    # empty frame ROWS BETWEEN 2 FOLLOWING AND 1 FOLLOWING): the feature, and
+    # the engine's words for the refusal (a regular expression). Such a query
+    # is sent, unlike an `unsupported` feature's; refused in these words, its
+    # verdict is `wrongly-rejected` (error conformance); answered, it is judged.
+    refusals: dict[Feature, str] = field(default_factory=dict)
 
     def says_not_implemented(self, message: str) -> bool:
         return any(re.search(p, message) for p in self.not_implemented)
+
+    def refused_feature(self, message: str) -> Feature | None:
+        """The feature of `refusals` whose words `message` has, or None."""
+        return next((f for f, pattern in self.refusals.items() if re.search(pattern, message)), None)
 
     @property
     def default_null_ordering(self) -> NullOrdering:

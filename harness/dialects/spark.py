@@ -30,16 +30,21 @@ UNSUPPORTED = frozenset({
     # `OVER (w ORDER BY ...)` / `OVER (w ROWS ...)` is a PARSE_SYNTAX_ERROR;
     # `OVER w` works.
     Feature.NAMED_WINDOW_REFINEMENT,
-    # DATATYPE_MISMATCH.SPECIFIED_WINDOW_FRAME_WRONG_COMPARISON: "The lower
-    # bound of a window frame must be less than or equal to the upper bound".
-    Feature.FRAME_START_AFTER_END,
-    # DATATYPE_MISMATCH.RANGE_FRAME_WITHOUT_ORDER, even for RANGE BETWEEN
-    # UNBOUNDED PRECEDING AND CURRENT ROW (measured in the first campaign).
-    Feature.RANGE_WITHOUT_ORDER_BY,
-    # DATATYPE_MISMATCH.SPECIFIED_WINDOW_FRAME_DIFF_TYPES: INTERVAL '1' DAY and
-    # INTERVAL '1' HOUR are different types to Spark (measured in the campaign).
-    Feature.RANGE_MIXED_INTERVAL_UNITS,
 })
+
+# Valid queries Spark refuses at analysis though it implements the construct
+# (error conformance: `wrongly-rejected`), by the error class it names.
+REFUSALS = {
+    # "The lower bound of a window frame must be less than or equal to the
+    # upper bound": the standard makes ROWS BETWEEN 2 FOLLOWING AND 1
+    # FOLLOWING an empty frame.
+    Feature.FRAME_START_AFTER_END: r"DATATYPE_MISMATCH\.SPECIFIED_WINDOW_FRAME_WRONG_COMPARISON",
+    # Even RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW, where every row
+    # of the partition is a peer (measured in the first campaign).
+    Feature.RANGE_WITHOUT_ORDER_BY: r"DATATYPE_MISMATCH\.RANGE_FRAME_WITHOUT_ORDER",
+    # INTERVAL '1' DAY and INTERVAL '1' HOUR are different types to Spark.
+    Feature.RANGE_MIXED_INTERVAL_UNITS: r"DATATYPE_MISMATCH\.SPECIFIED_WINDOW_FRAME_DIFF_TYPES",
+}
 
 # Words that must be quoted as identifiers on Spark 4.3.0 beyond the shared
 # KEYWORDS: measured by using every word of `sql_keywords()` (and DuckDB's and
@@ -63,6 +68,7 @@ class SparkDialect(Dialect):
 SPARK = SparkDialect(
     name="spark",
     unsupported=UNSUPPORTED,
+    refusals=REFUSALS,
     not_implemented=(r"\[UNSUPPORTED_FEATURE\b",),
     # WINDOW_FUNCTION_FRAME_NOT_ORDERED without an ORDER BY (first_value and
     # last_value are accepted; measured on 4.3.0).

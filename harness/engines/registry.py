@@ -45,6 +45,7 @@ ENGINES: dict[str, str] = {
     "datafusion": "harness.engines.datafusion:DataFusionEngine",
     "spark": "harness.engines.spark:SparkEngine",
     "sqlite": "harness.engines.sqlite:SQLiteEngine",
+    "postgres": "harness.engines.postgres:PostgresEngine",
 }
 
 

@@ -29,6 +29,9 @@ def add_gate_parser(sub: argparse._SubParsersAction, engines_option, format_opti
     )
     engines_option(p)
     engine_python_option(p)
+    from harness.cli import add_postgres_options
+
+    add_postgres_options(p)
     p.add_argument("--baseline", type=Path, help="the known-differences file "
                    "(default: the repository's baseline/known-differences.yaml)")
     p.add_argument("--budget-seconds", type=float, default=60.0,

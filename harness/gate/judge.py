@@ -16,12 +16,13 @@ from pathlib import Path
 
 from harness.baseline import Baseline, Entry, Observation, engine_parts
 from harness.cases import Case, load_case
-from harness.compare import Verdict
+from harness.compare import CONFORMING, Verdict
 from harness.errors import InvalidInput
 from harness.rundir import shown_path
 from harness.runner import Result
 
-MATCH = Verdict.MATCH.value
+# Verdict values that conform: a match, or a refusal of a query invalid by definition.
+CONFORMING_VALUES = frozenset(v.value for v in CONFORMING)
 
 
 @dataclass
@@ -80,7 +81,7 @@ class Explainer:
 def corpus_items(results: Iterable[Result], cases: Mapping[str, Case], explainer: Explainer) -> list[Item]:
     items = []
     for r in results:
-        if r.verdict is Verdict.MATCH:
+        if r.verdict in CONFORMING:
             continue
         case = cases.get(r.case)
         obs = explainer.observe(r.case, r.engine, r.verdict.value, r.detail, case)
@@ -149,7 +150,7 @@ class ABDifference:
     @property
     def regression(self) -> bool:
         """`b` fails where `a` matched: what an engine change must not do."""
-        return self.a_verdict == MATCH and self.b_verdict != MATCH
+        return self.a_verdict in CONFORMING_VALUES and self.b_verdict not in CONFORMING_VALUES
 
     def as_json(self) -> dict:
         return {"source": self.source, "case": self.case_id, "a": self.a, "b": self.b,
@@ -181,5 +182,5 @@ def ab_differences(source: str, verdicts: Iterable[tuple[str, Mapping[str, tuple
                 continue
             (va, da), (vb, db) = by_engine[a], by_engine[b]
             if va != vb:
-                out.append(ABDifference(source, case_id, a, b, va, vb, db if vb != MATCH else da))
+                out.append(ABDifference(source, case_id, a, b, va, vb, db if vb not in CONFORMING_VALUES else da))
     return out

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import TextIO
 
-from harness.gate.judge import MATCH, Item
+from harness.gate.judge import CONFORMING_VALUES, Item
 from harness.gate.run import GateResult
 
 AB_SHOWN = 20
@@ -55,8 +55,9 @@ def write_text(result: GateResult, out: TextIO) -> None:
 def _write_counts(result: GateResult, out: TextIO) -> None:
     corpus_items = [i for i in result.items if i.source == "corpus"]
     n_cases = len({r.case for r in result.corpus.results})
-    matches = sum(1 for r in result.corpus.results if r.verdict.value == MATCH)
-    out.write(f"corpus: {n_cases} cases x {len(result.versions)} engines: {matches} match, "
+    matches = sum(1 for r in result.corpus.results if r.verdict.value in CONFORMING_VALUES)
+    out.write(f"corpus: {n_cases} cases x {len(result.versions)} engines: {matches} conform "
+              f"(match or rejected as expected), "
               f"{_explained_counts(corpus_items)}, "
               f"{sum(i.failed for i in corpus_items)} unexplained\n")
     if not result.fuzz:

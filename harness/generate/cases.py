@@ -38,6 +38,7 @@ from harness.generate.data import (
     tie_heavy_knobs,
 )
 from harness.generate.draws import Draws, as_strategy
+from harness.generate.invalid import INVALID_SHARE, invalid_kind_of, maybe_invalid, still_invalid
 from harness.generate.queries import GeneratedQuery, random_query
 from harness.generate.schemas import ID, random_schema
 from harness.generate.swarm import Swarm
@@ -110,15 +111,27 @@ class Streams:
 
 
 def generate_case(seed: str, steer: Steer | None = None, picks: Sequence[int] | None = None,
-                  data: str = "default", limits: Limits = NO_LIMITS) -> GeneratedCase:
+                  data: str = "default", limits: Limits = NO_LIMITS,
+                  invalid_share: float = INVALID_SHARE) -> GeneratedCase:
     """The case for `seed` (see the module doc). `picks` replays the choices
     of an earlier (steered) run; past its end, `steer` chooses, else the
     first candidate. `data` names the preset of DATA_PRESETS the knobs are
-    drawn by. An out-of-range pick or an unknown preset raises InvalidInput."""
+    drawn by. An out-of-range pick or an unknown preset raises InvalidInput.
+    `invalid_share` of the seeds give a query made invalid on purpose
+    (`harness.generate.invalid`), which every engine must refuse."""
     seed = str(seed)
     portable = Random(f"{seed}/types").random() < PORTABLE_SHARE
-    return draw_case(seed, Streams.from_seed(seed), steer, picks, data,
-                     kinds=PORTABLE_KINDS if portable else None, limits=limits)
+    generated = draw_case(seed, Streams.from_seed(seed), steer, picks, data,
+                          kinds=PORTABLE_KINDS if portable else None, limits=limits)
+    broken = maybe_invalid(seed, generated.case, invalid_share)
+    if broken is None:
+        return generated
+    kind, query = broken
+    case = replace(generated.case, query=query, sql=write(query),
+                   error=f"invalid by definition: {kind.label}",
+                   tags=(*generated.case.tags, "invalid", f"invalid.{kind.name}"),
+                   description=f"{generated.case.description}; made invalid on purpose: {kind.label}")
+    return replace(generated, case=case)
 
 
 def generate_sibling(shape: GeneratedCase, seed: str, data: str = "default",
@@ -133,6 +146,11 @@ def generate_sibling(shape: GeneratedCase, seed: str, data: str = "default",
     tables = {s.name: random_table(streams.data, s, knobs[s.name]) for s in shape.case.schemas}
     case = replace(shape.case, id=f"generated/{seed}", tables=tables,
                    description=shape.case.description.replace(repr(shape.seed), repr(seed), 1))
+    kind = invalid_kind_of(case)
+    if kind is not None and not still_invalid(kind, case.query, case):
+        # A data exception (ntile(0)) needs rows, and these tables give the windows none.
+        case = replace(case, error=None, tags=tuple(t for t in case.tags if not t.startswith("invalid")),
+                       description=f"{case.description} (valid over these rows: no row reaches the windows)")
     return GeneratedCase(seed, case, {s.name: knobs[s.name] for s in shape.case.schemas},
                          shape.swarm, shape.picks, shape.shape)
 

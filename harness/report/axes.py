@@ -19,6 +19,7 @@ from functools import cached_property
 
 import pyarrow as pa
 
+from harness.conformance import invalid_kind
 from harness.dialects.base import Dialect, Feature
 from harness.errors import InvalidInput
 from harness.features import (
@@ -46,11 +47,15 @@ FEATURE_ROWS: dict[str, tuple[str, ...]] = {
     Feature.GROUPS_FRAME.value: ("frame mode/GROUPS",),
     Feature.RANGE_OFFSET.value: ("frame bound/RANGE offset",),
     Feature.RANGE_INTERVAL.value: ("frame bound/RANGE INTERVAL offset",),
-    Feature.RANGE_MIXED_INTERVAL_UNITS.value: ("frame bound/RANGE INTERVAL offset",),
+    Feature.RANGE_MIXED_INTERVAL_UNITS.value: ("frame bound/RANGE INTERVAL offset",
+                                               "error conformance/valid: RANGE offsets of two interval units"),
     Feature.EXCLUDE.value: ("exclusion/*",),
     Feature.FRAME_ON_RANKING.value: ("frame bound/frame on a ranking function",),
-    Feature.FRAME_START_AFTER_END.value: ("frame bound/start after end (empty)",),
-    Feature.RANGE_WITHOUT_ORDER_BY.value: ("frame bound/RANGE without ORDER BY",),
+    # Valid queries some engines refuse (`refusals`): also rows of error conformance.
+    Feature.FRAME_START_AFTER_END.value: ("frame bound/start after end (empty)",
+                                          "error conformance/valid: a frame that starts after it ends"),
+    Feature.RANGE_WITHOUT_ORDER_BY.value: ("frame bound/RANGE without ORDER BY",
+                                           "error conformance/valid: RANGE without ORDER BY"),
     Feature.IGNORE_NULLS.value: ("modifier/IGNORE NULLS",),
     Feature.NTH_VALUE_FROM_LAST.value: ("modifier/FROM LAST",),
     Feature.DISTINCT_WINDOW_AGGREGATE.value: ("modifier/DISTINCT",),
@@ -66,7 +71,7 @@ FEATURE_ROWS: dict[str, tuple[str, ...]] = {
 }
 DATA_ROWS = {"data.null": "data/NULL", "data.nan": "data/NaN", "data.infinity": "data/±Infinity",
              "data.negative-zero": "data/-0.0", "data.empty": "data/empty table"}
-INVALID_QUERY = "error conformance/invalid by definition"
+INVALID_QUERY = "error conformance/invalid: other reasons (overflow, division by zero, ...)"
 KIND_LABELS = {
     TypeKind.BOOL: "BOOLEAN", TypeKind.INT8: "TINYINT", TypeKind.INT16: "SMALLINT",
     TypeKind.INT32: "INTEGER", TypeKind.INT64: "BIGINT", TypeKind.INT128: "HUGEINT",
@@ -102,8 +107,7 @@ class CaseRows:
 
 def case_rows(case) -> CaseRows:
     """The rows `case` exercises (its query, its tables' columns and values)."""
-    invalid = {INVALID_QUERY} if case.error else set()  # the engine must reject it
-    return CaseRows(query_rows(case) | table_rows(case.tables.values()) | invalid, expr_rows(case))
+    return CaseRows(query_rows(case) | table_rows(case.tables.values()), expr_rows(case))
 
 
 def query_rows(case) -> frozenset[str]:
@@ -165,6 +169,13 @@ def table_rows(tables: Iterable[pa.Table]) -> frozenset[str]:
             except InvalidInput:  # a type the harness cannot name is still a type
                 rows.add(f"column type/{field.type}")
     return frozenset(rows)
+
+
+def invalid_rows(reason: str) -> frozenset[str]:
+    """The error-conformance row of a query invalid by definition, from the
+    reference's reason (a verdict's detail says it)."""
+    kind = invalid_kind(reason)
+    return frozenset({f"error conformance/invalid: {kind.label}" if kind else INVALID_QUERY})
 
 
 def unsupported_rows(detail: str) -> tuple[str, ...]:

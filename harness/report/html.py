@@ -18,10 +18,15 @@ from harness.report.markup import Markup, h
 from harness.report.matrix import Cell, Matrix, build_matrix
 from harness.report.model import ReportData
 
-VERDICT_ORDER = ("match", "mismatch", "type-mismatch", "error", "crash", "timeout", "unsupported",
-                 "suspect-reference", "nondeterministic", "inconclusive")
-CELL_MARKS = (("match", "✓"), ("mismatch", "✗"), ("error", "!"), ("unsupported", "–"),
+VERDICT_ORDER = ("match", "rejected-as-expected", "mismatch", "type-mismatch", "wrongly-accepted",
+                 "wrongly-rejected", "error", "crash", "timeout", "unsupported", "suspect-reference",
+                 "nondeterministic", "inconclusive")
+CELL_MARKS = (("match", "✓"), ("rejected", "⊘"), ("mismatch", "✗"), ("accepted", "✗⊘"),
+              ("refused", "⊗"), ("error", "!"), ("unsupported", "–"),
               ("inconclusive", "?"))  # mismatch counts type-mismatch too; error, crash and timeout
+MARK_LABELS = {"rejected": "rejected as expected (invalid query)",
+               "accepted": "wrongly accepted (invalid query answered)",
+               "refused": "wrongly rejected (valid query refused)"}
 STATE_LABELS = {
     "match": "every verdict a match", "partial": "matches, some cases unsupported",
     "unexplained": "a difference the baseline does not explain",
@@ -170,7 +175,8 @@ def _figure(svg: str, caption: str) -> Markup:
 def _matrix(matrix: Matrix) -> Markup:
     legend = h("p", {"class": "legend"}, [h("span", {}, h("i", {"class": f"state-{state}"}), label)
                                           for state, label in STATE_LABELS.items()])
-    marks = h("p", {"class": "legend"}, [h("span", {}, h("b", {"class": f"c-{bucket}"}, mark), " ", bucket)
+    marks = h("p", {"class": "legend"}, [h("span", {}, h("b", {"class": f"c-{bucket}"}, mark), " ",
+                                           MARK_LABELS.get(bucket, bucket))
                                          for bucket, mark in CELL_MARKS])
     control = h("label", {}, h("input", {"type": "checkbox", "id": "hide-clean"}),
                 " hide rows where every engine matches")

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from harness.errors import HarnessError, InvalidInput
-from harness.report.axes import CaseRows, matches, unsupported_rows
+from harness.report.axes import CaseRows, invalid_rows, matches, unsupported_rows
 from harness.report.model import BaselineStatus, Finding, ReportData, Source
 
 _COLUMN = re.compile(r"column (\S+?):")
@@ -70,7 +70,9 @@ def attribute(verdict: str, detail: str, rows: CaseRows) -> frozenset[str]:
     everything = rows.all()
     if verdict == "match":
         return everything
-    if verdict == "unsupported":
+    if verdict in ("rejected-as-expected", "wrongly-accepted"):
+        return everything | invalid_rows(detail)  # the detail says why the query is invalid
+    if verdict in ("unsupported", "wrongly-rejected"):
         patterns = unsupported_rows(detail)
         refused = {r for r in everything for p in patterns if matches(r, p)}
         return frozenset(refused or {p.replace("/*", "/(any)") for p in patterns})

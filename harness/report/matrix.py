@@ -30,13 +30,15 @@ class Cell:
         """The cell's colour: the worst thing in it."""
         if any(not f.baseline or not f.baseline.explained for f in self.findings):
             return "unexplained"
-        if self.counts["mismatch"] or self.counts["error"] or self.findings:
+        failing = ("mismatch", "error", "accepted", "refused")
+        if any(self.counts[bucket] for bucket in failing) or self.findings:
             return "explained"
         if self.counts["inconclusive"]:
             return "inconclusive"
-        if self.counts["match"] and self.counts["unsupported"]:
+        conforming = self.counts["match"] + self.counts["rejected"]
+        if conforming and self.counts["unsupported"]:
             return "partial"
-        if self.counts["match"]:
+        if conforming:
             return "match"
         if self.counts["unsupported"] or self.declared:
             return "unsupported"

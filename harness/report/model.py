@@ -13,6 +13,10 @@ CELL_BUCKETS = {
     "suspect-reference": "mismatch", "nondeterministic": "mismatch",
     "unsupported": "unsupported", "error": "error", "crash": "error", "timeout": "error",
     "inconclusive": "inconclusive",
+    # Error conformance: a refusal the definition requires conforms; an answer to
+    # an invalid query, or a refusal of a valid one, does not.
+    "rejected-as-expected": "rejected", "wrongly-accepted": "accepted",
+    "wrongly-rejected": "refused",
 }
 
 

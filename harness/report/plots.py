@@ -34,6 +34,9 @@ OTHERS_COLOUR = "#bdbdbd"
 VERDICT_COLOURS: dict[str, str] = {
     # Pass and fail differ in hue and in lightness, for red-green colour blindness.
     "match": "#1a9850",
+    "rejected-as-expected": "#66bd63",
+    "wrongly-accepted": "#a50026",
+    "wrongly-rejected": "#f46d43",
     "mismatch": "#d73027",
     "type-mismatch": "#f4a582",
     "error": "#fd8d3c",

@@ -62,8 +62,13 @@ def at(tok: Token) -> str:
 
 
 class ExprParser:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, keep_invalid: bool = False) -> None:
         self.c = Cursor(text)
+        # Keep what the standard's syntax rules forbid (a frame from UNBOUNDED
+        # FOLLOWING) in the model instead of refusing it: for cases that
+        # expect the query to fail (error conformance), where the reference
+        # then raises EvaluationError, as engines should.
+        self.keep_invalid = keep_invalid
 
     # -- operators, lowest precedence first -------------------------------
 
@@ -346,7 +351,7 @@ class ExprParser:
         else:  # the short form `ROWS 2 PRECEDING` ends at the current row
             start, end = self._bound(), CURRENT_ROW
         problem = kind_order_problem(start.kind, end.kind)
-        if problem is not None:
+        if problem is not None and not self.keep_invalid:
             raise InvalidQuery(problem, at(tok))
         return Frame(mode, start, end, self._exclusion())
 

@@ -237,9 +237,14 @@ def _finish(p: Parser) -> None:
         raise p.c.error("expected the end of the query")
 
 
-def parse(text: str) -> Query:
-    """Read a canonical SQL query into the model; InvalidQuery says where it fails."""
-    p = Parser(text)
+def parse(text: str, keep_invalid: bool = False) -> Query:
+    """Read a canonical SQL query into the model; InvalidQuery says where it fails.
+
+    `keep_invalid` reads a frame the standard's syntax rules forbid (it starts
+    at UNBOUNDED FOLLOWING, or after its end by bound kind) into the model, for
+    a query that is meant to fail.
+    """
+    p = Parser(text, keep_invalid)
     q = p.query()
     _finish(p)
     return q

@@ -56,7 +56,7 @@ from harness.model import (
     With,
     resolve_window,
 )
-from harness.sql.frames import kind_order_problem, starts_after_end
+from harness.sql.frames import starts_after_end
 from harness.sql.literals import literal_problem, natural_integer_type
 from harness.types import TypeKind
 
@@ -319,9 +319,9 @@ class _Writer:
     def frame(self, f: Frame) -> str:
         if f.mode is FrameMode.GROUPS:
             self.require(Feature.GROUPS_FRAME)
-        problem = kind_order_problem(f.start.kind, f.end.kind)
-        if problem is not None:
-            raise InvalidQuery(problem)
+        # A frame the syntax rules forbid (from UNBOUNDED FOLLOWING) is written
+        # as it is: such a query is meant to fail (error conformance), and the
+        # engine, not the writer, must refuse it.
         if starts_after_end(f):
             self.require(Feature.FRAME_START_AFTER_END)
         offsets = (f.start.offset, f.end.offset)
