@@ -243,7 +243,9 @@ def test_run_compares_the_two_builds_end_to_end(candidate_python, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["engines"]["duckdb"].startswith("2.") and doc["engines"]["duckdb@candidate"].startswith("1.5.")
     verdicts = {(r["case"], r["engine"]): r["verdict"] for r in doc["results"]}
-    assert {v for (_, e), v in verdicts.items() if e == "duckdb@candidate"} == {"match"}
+    # ranking/ntile_zero_buckets is invalid by definition: both builds must refuse it.
+    assert {v for (_, e), v in verdicts.items() if e == "duckdb@candidate"} == {"match", "rejected-as-expected"}
+    assert verdicts[("ranking/ntile_zero_buckets", "duckdb@candidate")] == "rejected-as-expected"
 
 
 def test_fuzz_runs_the_candidate_beside_the_released_build(candidate_python, tmp_path, capsys):
