@@ -301,11 +301,10 @@ def _failed(result: Result, error: Exception, ref: _Judged, engine: Engine) -> R
     elif isinstance(error, EngineTimeout):
         result.verdict, result.detail = Verdict.TIMEOUT, error.message
     elif isinstance(error, EngineError):
-        refused = engine.dialect.refused_feature(error.message)
         if ref.invalid is not None:
             result.verdict, result.detail = Verdict.REJECTED_AS_EXPECTED, str(ref.invalid)
             result.notes = (f"the engine says: {error.message}",)
-        elif refused is not None:
+        elif (refused := engine.dialect.refused_feature(error.message)) is not None:
             # Detail is the feature, as for `unsupported`, so that the baseline
             # and the report place it; the engine's words go in the notes.
             result.verdict, result.detail = Verdict.WRONGLY_REJECTED, refused.value

@@ -83,12 +83,13 @@ def test_a_sibling_without_rows_for_a_data_exception_is_valid() -> None:
     shape = next(g for i in range(400) if (g := generate_case(f"12/{i}", invalid_share=1.0))
                  and invalid_kind_of(g.case) is not None and invalid_kind_of(g.case).data)
     siblings = [generate_sibling(shape, f"12/s{i}") for i in range(60)]
-    for s in siblings:
-        empty = all(t.num_rows == 0 for t in s.case.tables.values())
-        if empty:
-            assert s.case.error is None and _reference_refusal(s.case) is None
-        elif s.case.error is not None:
-            assert _reference_refusal(s.case) is not None, s.seed
+    empty = [s for s in siblings if all(t.num_rows == 0 for t in s.case.tables.values())]
+    filled = [s for s in siblings if s not in empty]
+    assert empty and filled  # both ways are exercised
+    for s in empty:
+        assert s.case.error is None and _reference_refusal(s.case) is None, s.seed
+    for s in filled:
+        assert s.case.error is not None and _reference_refusal(s.case) is not None, s.seed
 
 
 # -- the verdicts, on real engines ---------------------------------------------------------

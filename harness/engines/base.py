@@ -10,12 +10,27 @@ engine rejected or failed, `EngineCrash` when its process died,
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import pyarrow as pa
 
 from harness.dialects.base import Dialect
 from harness.model import Query
+
+
+def reload_tables(loaded: dict[str, pa.Table], tables: Mapping[str, pa.Table],
+                  drop: Callable[[str], None], create: Callable[[str, pa.Table], None]) -> None:
+    """Make an engine that keeps loaded tables hold exactly `tables`, updating
+    `loaded` (name -> the Arrow table loaded under it): drop what this query does
+    not name or what changed (by identity), so a stale table never answers, then
+    create what is new."""
+    for name in [n for n in loaded if loaded[n] is not tables.get(n)]:
+        drop(name)
+        del loaded[name]
+    for name, table in tables.items():
+        if name not in loaded:
+            create(name, table)
+            loaded[name] = table
 
 
 class Engine(ABC):

@@ -51,7 +51,7 @@ from harness.dialects.postgres import (
     UNREPRESENTABLE_DATA,
     WIDE_NUMERIC_RESULT,
 )
-from harness.engines.base import Engine
+from harness.engines.base import Engine, reload_tables
 from harness.errors import (
     EngineCrash,
     EngineError,
@@ -117,11 +117,12 @@ def short_message(error: BaseException) -> str:
 
 def where(dsn: str) -> str:
     """host:port/dbname of a connection string, never its password."""
+    import psycopg
     from psycopg.conninfo import conninfo_to_dict
 
     try:
         parts = conninfo_to_dict(dsn)
-    except Exception:  # noqa: BLE001 (psycopg's parse error names no type of ours)
+    except psycopg.ProgrammingError:  # libpq cannot parse it
         return "the server the DSN names (which does not parse)"
     host = parts.get("host") or parts.get("hostaddr") or "the default socket"
     return f"{host}:{parts.get('port') or 5432}/{parts.get('dbname') or '(default database)'}"
@@ -241,14 +242,9 @@ class PostgresEngine(Engine):
     # -- loading --------------------------------------------------------------------------
 
     def _load(self, con: psycopg.Connection, tables: Mapping[str, pa.Table]) -> None:
-        # Drop what this query does not name, so a stale table never answers.
-        for name in [n for n in self._loaded if self._loaded[n] is not tables.get(n)]:
-            con.execute(f"DROP TABLE IF EXISTS {self.dialect.quote(name)}")
-            del self._loaded[name]
-        for name, table in tables.items():
-            if name not in self._loaded:
-                self._create(con, name, table)
-                self._loaded[name] = table
+        reload_tables(self._loaded, tables,
+                      lambda name: con.execute(f"DROP TABLE IF EXISTS {self.dialect.quote(name)}"),
+                      lambda name, table: self._create(con, name, table))
 
     def _create(self, con: psycopg.Connection, name: str, table: pa.Table) -> None:
         check_representable(table)

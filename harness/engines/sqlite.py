@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from harness.dialects.sqlite import NAN_DATA, OTHER_DATA, SQLITE, UNREPRESENTABLE_DATA
-from harness.engines.base import Engine
+from harness.engines.base import Engine, reload_tables
 from harness.errors import EngineError, InvalidInput, Unsupported
 from harness.types import TypeKind, from_arrow
 
@@ -114,14 +114,9 @@ class SQLiteEngine(Engine):
         return to_arrow(names, rows)
 
     def _load(self, con: sqlite3.Connection, tables: Mapping[str, pa.Table]) -> None:
-        # Drop what this query does not name, so a stale table never answers.
-        for name in [n for n in self._loaded if self._loaded[n] is not tables.get(n)]:
-            con.execute(f"DROP TABLE {self.dialect.quote(name)}")
-            del self._loaded[name]
-        for name, table in tables.items():
-            if name not in self._loaded:
-                self._create(con, name, table)
-                self._loaded[name] = table
+        reload_tables(self._loaded, tables,
+                      lambda name: con.execute(f"DROP TABLE {self.dialect.quote(name)}"),
+                      lambda name, table: self._create(con, name, table))
 
     def _create(self, con: sqlite3.Connection, name: str, table: pa.Table) -> None:
         q = self.dialect.quote
