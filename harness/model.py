@@ -88,6 +88,12 @@ class BinaryOperator(Enum):
     GE = ">="
     AND = "AND"
     OR = "OR"
+    # Integer division `a // b` (DuckDB's spelling); the quotient truncated
+    # toward zero. Dialects without it raise Unsupported.
+    INT_DIV = "//"
+    # NULL-safe comparisons: NULL IS NOT DISTINCT FROM NULL is TRUE, never NULL.
+    IS_DISTINCT_FROM = "IS DISTINCT FROM"
+    IS_NOT_DISTINCT_FROM = "IS NOT DISTINCT FROM"
 
 
 COMPARISONS = frozenset(
@@ -159,6 +165,9 @@ class FuncCall:
     order_by: tuple[SortKey, ...] = ()
     null_treatment: NullTreatment | None = None
     from_last: bool | None = None
+    # `percentile_cont(0.5) WITHIN GROUP (ORDER BY x)`: an ordered-set
+    # aggregate's sort keys (the values it reads), apart from `order_by`.
+    within_group: tuple[SortKey, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -169,10 +178,58 @@ class WindowExpr:
     window: WindowSpec
 
 
+@dataclass(frozen=True)
+class ScalarSubquery:
+    """`(SELECT ...)` as a value: one column, at most one row (NULL when none).
+
+    It may read columns of the query around it (a correlated subquery).
+    """
+
+    query: Query
+
+
+@dataclass(frozen=True)
+class InSubquery:
+    """`operand [NOT] IN (SELECT ...)`, with the standard's three-valued result."""
+
+    operand: Expr
+    query: Query
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class InList:
+    """`operand [NOT] IN (a, b, ...)`: a chain of `=` joined by OR."""
+
+    operand: Expr
+    items: tuple[Expr, ...]
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class Exists:
+    """`[NOT] EXISTS (SELECT ...)`: TRUE when the subquery has a row."""
+
+    query: Query
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class AllColumns:
+    """`ALL` as the one key of `GROUP BY ALL` or `ORDER BY ALL`.
+
+    GROUP BY ALL groups by every select item that holds no aggregate; ORDER BY
+    ALL (a SortKey whose expr is AllColumns) sorts by every output column, left
+    to right, in the key's direction and null order. Never an expression
+    elsewhere.
+    """
+
+
 Expr = (
     Column | Literal | Interval | Star | BinaryOp | UnaryOp | IsNull | Case | Cast | FuncCall
-    | WindowExpr
+    | WindowExpr | ScalarSubquery | InSubquery | InList | Exists | AllColumns
 )
+SUBQUERY_EXPRS = (ScalarSubquery, InSubquery, Exists)
 
 # ---------------------------------------------------------------------------
 # Windows
@@ -210,7 +267,9 @@ class BoundKind(Enum):
 class Bound:
     """A frame bound; `offset` is set exactly for PRECEDING and FOLLOWING.
 
-    The offset is a Literal (integer, decimal or float) or an Interval.
+    The offset is a constant expression: a Literal (integer, decimal or
+    float), an Interval, or an expression over constants only (`1 + 1`,
+    `INTERVAL '1' DAY * 2`); never a column or a subquery.
     """
 
     kind: BoundKind
@@ -259,12 +318,18 @@ class WindowSpec:
 
     `base` names a window of the WINDOW clause that this one refines (`OVER w`
     is WindowSpec(base="w")). `frame is None` is the default frame.
+
+    `OVER w` and `OVER (w)` differ: the first uses w as it is, the second
+    copies w into a new window, which the standard forbids when w has a frame.
+    `parenthesized` is True exactly for `(w)` with nothing else inside; a spec
+    with clauses of its own is always written in parentheses.
     """
 
     base: str | None = None
     partition_by: tuple[Expr, ...] = ()
     order_by: tuple[SortKey, ...] = ()
     frame: Frame | None = None
+    parenthesized: bool = False
 
 
 @dataclass(frozen=True)
@@ -291,8 +356,30 @@ class TableRef:
 
 @dataclass(frozen=True)
 class SubqueryRef:
+    """A derived table: `(query) [AS] alias [(col, ...)]`.
+
+    `alias is None` is a derived table written without an alias, which some
+    dialects allow. `columns` renames the query's output columns.
+    """
+
     query: Query
-    alias: str
+    alias: str | None
+    columns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TableFunctionRef:
+    """A set-returning function as a table: `generate_series(1, 5) AS g(x)`.
+
+    generate_series(start, stop[, step]) includes stop; range(start, stop[,
+    step]) stops before it. The one output column is named by `columns`, else
+    by the function's name.
+    """
+
+    name: str  # lower case
+    args: tuple[Expr, ...]
+    alias: str | None = None
+    columns: tuple[str, ...] = ()
 
 
 class JoinKind(Enum):
@@ -311,7 +398,7 @@ class Join:
     on: Expr | None = None  # None exactly for CROSS
 
 
-Source = TableRef | SubqueryRef | Join
+Source = TableRef | SubqueryRef | TableFunctionRef | Join
 
 
 @dataclass(frozen=True)
@@ -326,6 +413,17 @@ class Select:
     limit: int | None = None
     offset: int | None = None
     distinct: bool = False
+    # QUALIFY: a condition over the window functions' results, applied after
+    # them (and before DISTINCT), as WHERE is before them.
+    qualify: Expr | None = None
+
+
+@dataclass(frozen=True)
+class Values:
+    """`VALUES (a, b), (c, d)` as a query; its columns are column1, column2, ...
+    unless renamed where it is used (`AS v(x, y)`, `WITH v(x, y) AS`)."""
+
+    rows: tuple[tuple[Expr, ...], ...]
 
 
 @dataclass(frozen=True)
@@ -341,8 +439,11 @@ class UnionAll:
 
 @dataclass(frozen=True)
 class CommonTable:
+    """`name [(col, ...)] AS (query)`; `columns` renames the query's output."""
+
     name: str
     query: Query
+    columns: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -351,7 +452,7 @@ class With:
     body: Query
 
 
-Query = Select | UnionAll | With
+Query = Select | UnionAll | With | Values
 
 # ---------------------------------------------------------------------------
 # Tables and cases
@@ -410,7 +511,8 @@ def window_exprs(node: object) -> list[WindowExpr]:
     def visit(n: object) -> None:
         if isinstance(n, WindowExpr):
             found.append(n)
-        if isinstance(n, (SubqueryRef, Select, UnionAll, With)) and n is not node:
+        if isinstance(n, (SubqueryRef, Select, UnionAll, With, Values, *SUBQUERY_EXPRS)) and (
+                n is not node):
             return
         for c in children(n):
             visit(c)
@@ -439,8 +541,10 @@ def resolve_window(
         raise InvalidQuery(f"a window refining {spec.base!r} cannot add PARTITION BY")
     if spec.order_by and base.order_by:
         raise InvalidQuery(f"a window refining {spec.base!r} cannot override its ORDER BY")
-    if base.frame is not None and (spec.order_by or spec.frame is not None):
-        raise InvalidQuery(f"window {spec.base!r} has a frame and cannot be refined")
+    if base.frame is not None and (spec.order_by or spec.frame is not None or spec.parenthesized):
+        # `OVER w` uses w as it is; `OVER (w)` copies it, and a framed window
+        # cannot be copied (the standard's syntax rule; PostgreSQL agrees).
+        raise InvalidQuery(f"window {spec.base!r} has a frame and cannot be copied or refined")
     return WindowSpec(
         base=None,
         partition_by=base.partition_by,

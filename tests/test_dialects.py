@@ -108,6 +108,35 @@ FEATURE_EXAMPLES: dict[Feature, tuple[str, str]] = {
     Feature.RANGE_WITHOUT_ORDER_BY: (
         "SELECT id, count(*) OVER (PARTITION BY k RANGE BETWEEN UNBOUNDED PRECEDING AND "
         "CURRENT ROW) AS x FROM t", "PARTITION BY k RANGE BETWEEN"),
+    Feature.FRAME_OFFSET_EXPRESSION: (
+        "SELECT id, sum(v) OVER (ORDER BY id ASC ROWS BETWEEN 1 + 1 PRECEDING AND CURRENT ROW) "
+        "AS x FROM t", "1 + 1 PRECEDING"),
+    Feature.INT_DIV_OPERATOR: ("SELECT id, v // 3 AS x FROM t", "v // 3"),
+    Feature.QUALIFY: (
+        "SELECT id, v FROM t QUALIFY row_number() OVER (PARTITION BY k ORDER BY id ASC) = 1",
+        "QUALIFY"),
+    Feature.GROUP_BY_ALL: ("SELECT k, count(*) AS x FROM t GROUP BY ALL", "GROUP BY ALL"),
+    Feature.ORDER_BY_ALL: ("SELECT id, v FROM t ORDER BY ALL ASC", "ORDER BY ALL"),
+    Feature.VALUES: (
+        "SELECT x, sum(y) OVER (ORDER BY x ASC) AS s FROM (VALUES (1, 10), (2, 20)) AS v(x, y)",
+        "VALUES (1, 10), (2, 20)"),
+    Feature.SUBQUERY_WITHOUT_ALIAS: ("SELECT id FROM (SELECT id FROM t)", "FROM (SELECT id"),
+    Feature.COLUMN_ALIASES: ("SELECT a, b FROM (SELECT id, v FROM t) AS q(a, b)", "AS q(a, b)"),
+    Feature.GENERATE_SERIES: (
+        "SELECT x, sum(x) OVER (ORDER BY x ASC) AS s FROM generate_series(1, 5) AS g(x)",
+        "generate_series(1, 5)"),
+    Feature.RANGE_TABLE_FUNCTION: (
+        "SELECT x, sum(x) OVER (ORDER BY x ASC) AS s FROM range(1, 5) AS g(x)", "range(1, 5)"),
+    Feature.SCALAR_SUBQUERY: ("SELECT id, (SELECT max(v) FROM t) AS x FROM t", "(SELECT max(v)"),
+    Feature.IN_SUBQUERY: ("SELECT id FROM t WHERE v IN (SELECT v FROM t AS u WHERE u.k = 1)",
+                          "IN (SELECT"),
+    Feature.EXISTS_SUBQUERY: (
+        "SELECT id FROM t WHERE EXISTS (SELECT 1 FROM t AS u WHERE u.v > 25)", "EXISTS (SELECT"),
+    Feature.CORRELATED_SUBQUERY: (
+        "SELECT id, (SELECT count(*) FROM t AS u WHERE u.k = t.k) AS x FROM t", "u.k = t.k"),
+    Feature.WITHIN_GROUP: (
+        "SELECT k, percentile_cont(0.5) WITHIN GROUP (ORDER BY v ASC) AS x FROM t GROUP BY k",
+        "WITHIN GROUP (ORDER BY v ASC)"),
 }
 
 

@@ -193,6 +193,7 @@ def _node_features(n: object) -> set[Feature]:
         Feature.LIMIT_OFFSET: isinstance(n, (Select, UnionAll)) and n.offset is not None,
         Feature.FULL_JOIN: isinstance(n, Join) and n.kind is JoinKind.FULL,
         Feature.INTERVAL_LITERAL: isinstance(n, Interval),
+        Feature.INT_DIV_OPERATOR: isinstance(n, BinaryOp) and n.op is BinaryOperator.INT_DIV,
         Feature.NAN_LITERAL: isinstance(n, Literal) and isinstance(n.value, float)
         and not math.isfinite(n.value),
     }

@@ -57,6 +57,28 @@ class Feature(Enum):
     # RANGE BETWEEN INTERVAL '1' DAY PRECEDING AND INTERVAL '1' HOUR PRECEDING:
     # two offsets of different interval units in one frame.
     RANGE_MIXED_INTERVAL_UNITS = "frame.range-mixed-interval-units"
+    # A frame offset that is a constant expression, not a bare literal
+    # (`1 + 1 PRECEDING`, `INTERVAL '1' DAY * 2 PRECEDING`).
+    FRAME_OFFSET_EXPRESSION = "frame.offset-expression"
+    # Integer division written `a // b`.
+    INT_DIV_OPERATOR = "operator.integer-division"
+    QUALIFY = "clause.qualify"
+    GROUP_BY_ALL = "group-by.all"
+    ORDER_BY_ALL = "order-by.all"
+    # Sources: VALUES as a table, a derived table without an alias, a column
+    # list after a derived table's or a WITH query's name, table functions.
+    VALUES = "source.values"
+    SUBQUERY_WITHOUT_ALIAS = "source.subquery-without-alias"
+    COLUMN_ALIASES = "source.column-aliases"
+    GENERATE_SERIES = "source.generate_series"
+    RANGE_TABLE_FUNCTION = "source.range"
+    # Subqueries in expressions.
+    SCALAR_SUBQUERY = "subquery.scalar"
+    IN_SUBQUERY = "subquery.in"
+    EXISTS_SUBQUERY = "subquery.exists"
+    CORRELATED_SUBQUERY = "subquery.correlated"
+    # percentile_cont(0.5) WITHIN GROUP (ORDER BY x) [OVER (...)].
+    WITHIN_GROUP = "aggregate.within-group"
 
 
 ALL_FEATURES = frozenset(Feature)

@@ -51,7 +51,8 @@ from harness.types import BOOL, DATE, STRING, TIMESTAMP, SqlType, parse_type_nam
 NUMBERS = (Kind.INTEGER, Kind.DECIMAL, Kind.FLOAT)
 _COMPARISONS = {op.value: op for op in COMPARISONS}
 _ADDITIVE = {"+": BinaryOperator.ADD, "-": BinaryOperator.SUB}
-_MULTIPLICATIVE = {"*": BinaryOperator.MUL, "/": BinaryOperator.DIV, "%": BinaryOperator.MOD}
+_MULTIPLICATIVE = {"*": BinaryOperator.MUL, "/": BinaryOperator.DIV, "%": BinaryOperator.MOD,
+                   "//": BinaryOperator.INT_DIV}
 _EXCLUSIONS = {("no", "others"): Exclusion.NO_OTHERS, ("current", "row"): Exclusion.CURRENT_ROW,
                ("group",): Exclusion.GROUP, ("ties",): Exclusion.TIES}
 
@@ -93,6 +94,11 @@ class ExprParser:
         e = self._comparison()
         while self.c.accept_word("is"):
             negated = self.c.accept_word("not")
+            if self.c.accept_word("distinct", "from"):
+                op = (BinaryOperator.IS_NOT_DISTINCT_FROM if negated
+                      else BinaryOperator.IS_DISTINCT_FROM)
+                e = BinaryOp(op, e, self._comparison())
+                continue
             self.c.expect_word("null")
             e = IsNull(e, negated)
         return e

@@ -55,7 +55,7 @@ class Token:
         return "end of input" if self.kind is Kind.END else repr(self.text)
 
 
-_OPERATORS = ("<>", "!=", "<=", ">=", "||", "=", "<", ">", "+", "-", "*", "/", "%",
+_OPERATORS = ("<>", "!=", "<=", ">=", "||", "//", "::", "=", "<", ">", "+", "-", "*", "/", "%",
               "(", ")", ",", ".", ";")
 _NUMBER = re.compile(r"(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 _WORD = re.compile(r"[^\W\d][\w$]*")

@@ -25,6 +25,7 @@ from harness.dialects.canonical import CANONICAL
 from harness.errors import InvalidQuery, Unsupported
 from harness.model import (
     BinaryOp,
+    BinaryOperator,
     Bound,
     BoundKind,
     Case,
@@ -196,6 +197,8 @@ class _Writer:
         return "*" if s.table is None else f"{self.quote(s.table)}.*"
 
     def binary(self, b: BinaryOp) -> str:
+        if b.op is BinaryOperator.INT_DIV:
+            self.require(Feature.INT_DIV_OPERATOR)
         return f"{self.operand(b.left)} {b.op.value} {self.operand(b.right)}"
 
     def unary(self, u: UnaryOp) -> str:
