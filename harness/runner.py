@@ -28,9 +28,20 @@ from harness.errors import (
     Unsupported,
 )
 from harness.instrument import Plan, has_unordered_sensitive_window, instrument, with_rowid
-from harness.model import BinaryOp, BinaryOperator, FuncCall, Query, SortKey, walk
+from harness.model import (
+    COMPARISONS,
+    BinaryOp,
+    BinaryOperator,
+    Cast,
+    FuncCall,
+    Literal,
+    Query,
+    SortKey,
+    walk,
+)
 from harness.oracle import Oracle
 from harness.semantics import STANDARD, SemanticsProfile
+from harness.types import TypeKind
 
 
 @dataclass
@@ -148,7 +159,18 @@ _KNOB_TOUCHED_BY: dict[str, Callable[[list], bool]] = {
     "decimal_sum_overflow": _uses_function("sum"),
     "variance_of_exact": _uses_function("var_samp", "var_pop", "stddev_samp", "stddev_pop"),
     "array_agg": _uses_function("array_agg"),
+    "nth_value_below_one": _uses_function("nth_value"),
+    # A CAST to DATE, or a string literal a comparison may cast (datetime_vs_string).
+    "date_from_string": lambda nodes: any(isinstance(n, Cast) or _is_string_literal(n) for n in nodes),
+    "datetime_vs_string": lambda nodes: any(isinstance(n, BinaryOp) and n.op in COMPARISONS
+                                            and (_is_string_literal(n.left) or _is_string_literal(n.right))
+                                            for n in nodes),
+    "string_agg_argument": _uses_function("string_agg"),
 }
+
+
+def _is_string_literal(node: object) -> bool:
+    return isinstance(node, Literal) and node.type is not None and node.type.kind is TypeKind.STRING
 
 
 @lru_cache(maxsize=256)
@@ -341,8 +363,13 @@ def _by_design_note(p: _Prepared, profile: SemanticsProfile) -> tuple[str, ...]:
         knob for knob in profile.differences(p.profile)
         if _answer(p, replace(p.profile, **{knob: getattr(profile, knob)})) != _answer(p, p.profile)
     ]
+    named = ', '.join(knobs) or 'several knobs together'
+    refused = p.under(p.profile).invalid
+    if refused is not None:  # an answer where the case's profile has none: say so, loud
+        return (f"by design: the {p.profile.name} profile refuses this query ({refused}); "
+                f"the {profile.name} profile answers it ({named})",)
     return (f"by design: the {profile.name} profile's answer differs from the "
-            f"{p.profile.name} one ({', '.join(knobs) or 'several knobs together'})",)
+            f"{p.profile.name} one ({named})",)
 
 
 def _answer(p: _Prepared, profile: SemanticsProfile) -> object:

@@ -76,6 +76,41 @@ class ArrayAgg(Enum):
     COLLECT_LIST = "collect_list"
 
 
+class NthValueBelowOne(Enum):
+    """nth_value(x, n) with n < 1 (n NULL gives NULL under every choice)."""
+
+    ERROR = "error"  # the standard: a data exception (PostgreSQL, Spark, SQLite)
+    NULL = "null"  # DuckDB: NULL for every n < 1
+    # DataFusion: 0 gives NULL, -k the k-th value from the frame's end.
+    FROM_END = "from the end"
+
+
+class DateFromString(Enum):
+    """CAST of a string that is not just a date to DATE ('2024-01-02 10:30:00')."""
+
+    STRICT = "date only"  # the standard: a data exception (invalid datetime format)
+    # A string the timestamp cast reads gives its date (PostgreSQL, DuckDB, DataFusion).
+    TIMESTAMP_DATE = "a timestamp's date"
+    # Spark: the date before a space or a T, whatever follows ('2024-01-02 junk').
+    DATE_PREFIX = "the date before ' ' or 'T'"
+
+
+class DatetimeVsString(Enum):
+    """A DATE or TIMESTAMP compared with a character string literal (d > '2024-01-01')."""
+
+    ERROR = "error"  # the standard: the operands are not comparable (a syntax rule)
+    # The literal is cast to the other side's type (PostgreSQL's unknown literal;
+    # DuckDB, DataFusion, Spark), by the profile's own cast (`date_from_string`).
+    LITERAL_CAST = "the literal cast to the datetime's type"
+
+
+class StringAggArgument(Enum):
+    """string_agg(x, ',') over an x that is not a character string."""
+
+    ERROR = "error"  # the standard's LISTAGG takes character strings (PostgreSQL)
+    CAST_TO_TEXT = "cast to text"  # DuckDB, DataFusion, Spark, SQLite
+
+
 @dataclass(frozen=True)
 class SemanticsProfile:
     name: str = "standard"
@@ -93,6 +128,12 @@ class SemanticsProfile:
     array_agg: ArrayAgg = ArrayAgg.STANDARD
     # The variances and standard deviations over integers and decimals.
     variance_of_exact: VarianceType = VarianceType.DOUBLE
+    # Lenient readings of queries the standard refuses: an engine that
+    # answers them by design is judged by its profile's answer, with a note.
+    nth_value_below_one: NthValueBelowOne = NthValueBelowOne.ERROR
+    date_from_string: DateFromString = DateFromString.STRICT
+    datetime_vs_string: DatetimeVsString = DatetimeVsString.ERROR
+    string_agg_argument: StringAggArgument = StringAggArgument.ERROR
 
     def aggregate_type(self, name: str, args: tuple[SqlType | None, ...], standard: SqlType | None) -> SqlType | None:
         """The result type of aggregate `name` under this profile (`standard` otherwise)."""

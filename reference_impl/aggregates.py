@@ -26,9 +26,10 @@ from harness import types as T
 from harness.errors import EvaluationError, ReferenceGap
 from harness.functions import FunctionKind, FunctionSpec, lookup
 from harness.model import FuncCall, Star
-from harness.semantics import ArrayAgg, AvgType, Overflow, VarianceType
+from harness.semantics import ArrayAgg, AvgType, Overflow, StringAggArgument, VarianceType
 from harness.types import SqlType, TypeKind
 from reference_impl.api import SemanticsProfile
+from reference_impl.casts import cast_value
 from reference_impl.compiled import Compiled, Evaluator
 from reference_impl.expressions import compile_expr, compile_predicate
 from reference_impl.numeric import (
@@ -97,6 +98,8 @@ def compile_aggregate(
     spec.check_arity(len(call.args))
     is_star = call.args == (Star(),)
     args = [] if is_star else [compile_expr(a, rel) for a in call.args]
+    if call.name == "string_agg" and profile.string_agg_argument is StringAggArgument.CAST_TO_TEXT:
+        args[0] = _as_text(args[0])
     arg_types = tuple(a.type for a in args)
     _check_argument_types(call.name, arg_types)
     return CompiledAggregate(
@@ -142,6 +145,24 @@ def _check_argument_types(name: str, types: tuple[SqlType | None, ...]) -> None:
     for t in types:
         if t is not None and not ok(t):
             raise EvaluationError(f"{name}() needs {need}, got {t}")
+
+
+# Types whose text engines spell alike (measured: DuckDB 2.0, DataFusion 55,
+# Spark 4.3; SQLite 3.40 for integers): 1, -2; 1.50, -0.05 (the scale kept);
+# 2024-01-02; true, false. Floats are not (1e+20, 1e20, 1.0E20, 1.0e+20;
+# SQLite writes -0.0 as 0.0) nor timestamps (DataFusion: 2024-01-02T10:30:00,
+# fractions .500 where DuckDB and Spark write .5).
+_SPELLED_ALIKE = (TypeKind.BOOL, TypeKind.DECIMAL, TypeKind.DATE)
+
+
+def _as_text(arg: Compiled) -> Compiled:
+    """string_agg's argument cast to text, as `StringAggArgument.CAST_TO_TEXT` reads it."""
+    if arg.type is None or arg.type.kind is TypeKind.STRING:
+        return arg
+    if not (arg.type.is_integer or arg.type.kind in _SPELLED_ALIKE):
+        raise ReferenceGap(f"string_agg over {arg.type}: engines spell its text differently")
+    fn = arg.fn
+    return Compiled(lambda row: cast_value(fn(row), T.STRING), T.STRING)
 
 
 def _distinct(rows: list[tuple]) -> list[tuple]:

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
+from harness import types as T
 from harness.errors import EvaluationError, ReferenceGap
+from harness.semantics import DateFromString
 from harness.types import SqlType, TypeKind
 from reference_impl.numeric import check_integer, fit_decimal, to_float32
+from reference_impl.profile import active_profile
 
 
 def cast_value(value: object, target: SqlType) -> object:
@@ -125,11 +129,43 @@ def _to_date(value: object, t: SqlType) -> dt.date:
     if isinstance(value, dt.date):
         return value
     if isinstance(value, str):
-        try:
-            return dt.date.fromisoformat(value.strip())
-        except ValueError:
-            raise EvaluationError(f"invalid date {value!r}") from None
+        return _parse_date(value)
     raise EvaluationError(f"cannot cast {value!r} to DATE")
+
+
+# The standard's <unquoted date string>: years-months-days, each an unsigned
+# integer (so '2024-1-5' too), inside leading and trailing spaces.
+_DATE_STRING = re.compile(r" *(\d{1,4})-(\d{1,2})-(\d{1,2}) *")
+# Spark's prefix: a date string ended by a space or a T, whatever follows.
+_DATE_PREFIX = re.compile(r" *(\d{1,4})-(\d{1,2})-(\d{1,2})[ T].*", re.DOTALL)
+
+
+def _parse_date(text: str) -> dt.date:
+    """A string cast to DATE: the standard reads only a date (a data exception
+    otherwise); the profile may read a timestamp's date (`DateFromString`)."""
+    match = _DATE_STRING.fullmatch(text)
+    prefix = _DATE_PREFIX.fullmatch(text) if match is None else None
+    lenient = active_profile().date_from_string
+    if prefix is not None and lenient is DateFromString.TIMESTAMP_DATE:
+        _check_timestamp(text)
+    if prefix is not None and lenient is not DateFromString.STRICT:
+        match = prefix
+    try:
+        if match is None:
+            raise ValueError
+        return dt.date(*map(int, match.groups()))
+    except ValueError:
+        raise EvaluationError(f"invalid date {text!r}") from None
+
+
+def _check_timestamp(text: str) -> None:
+    """Raise unless `text` is a timestamp the TIMESTAMP cast reads (without a zone)."""
+    try:
+        stamp = _to_timestamp(text, T.TIMESTAMP)
+    except EvaluationError:
+        raise EvaluationError(f"invalid date {text!r} (nor a timestamp)") from None
+    if stamp.tzinfo is not None:  # engines drop or apply the offset as they like
+        raise ReferenceGap(f"CAST of {text!r}, a timestamp with a time zone, to DATE")
 
 
 def _to_timestamp(value: object, t: SqlType) -> dt.datetime:

@@ -34,6 +34,7 @@ from harness.model import (
     WindowExpr,
     walk,
 )
+from harness.semantics import DatetimeVsString
 from harness.types import SqlType, TypeKind
 from reference_impl.arithmetic import apply_arithmetic, negate
 from reference_impl.casts import cast_value
@@ -101,7 +102,7 @@ def _binary(expr: BinaryOp, rel: Relation) -> Compiled:
     if expr.op in (BinaryOperator.AND, BinaryOperator.OR):
         return _logical(expr.op, left, right)
     if expr.op in COMPARISONS:
-        return _comparison(expr.op, left, right)
+        return _comparison(expr.op, *_string_literal_as_datetime(expr, left, right))
     if expr.op is BinaryOperator.CONCAT:
         return _concat(left, right)
     if T.INTERVAL in (left.type, right.type):
@@ -154,6 +155,35 @@ def _comparison(op: BinaryOperator, left: Compiled, right: Compiled) -> Compiled
         return None if a is None or b is None else test(compare(a, b))
 
     return Compiled(fn, T.BOOL)
+
+
+def _string_literal_as_datetime(expr: BinaryOp, left: Compiled, right: Compiled) -> tuple[Compiled, Compiled]:
+    """A character string literal compared with a DATE or TIMESTAMP.
+
+    The standard refuses the comparison: its operands must be comparable (8.2
+    <comparison predicate>, Syntax Rules) and the literal is a CHARACTER string
+    (5.3 <literal>), which no datetime is comparable with; `DATE '2024-01-01'`
+    is the standard's spelling. Engines read the literal as the datetime's type
+    (PostgreSQL's unknown-typed literal), as the profile's
+    `DatetimeVsString.LITERAL_CAST` does, by its own cast to that type."""
+    if active_profile().datetime_vs_string is DatetimeVsString.ERROR:
+        return left, right
+    if _is_string_literal(expr.right) and left.type in (T.DATE, T.TIMESTAMP):
+        return left, _cast_literal(expr.right, left.type)
+    if _is_string_literal(expr.left) and right.type in (T.DATE, T.TIMESTAMP):
+        return _cast_literal(expr.left, right.type), right
+    return left, right
+
+
+def _is_string_literal(expr: Expr) -> bool:
+    return isinstance(expr, Literal) and expr.type is not None and expr.type.kind is TypeKind.STRING \
+        and expr.value is not None
+
+
+def _cast_literal(literal: Expr, to: SqlType) -> Compiled:
+    assert isinstance(literal, Literal)
+    value = cast_value(literal.value, to)  # an invalid literal is invalid whatever the rows
+    return Compiled(lambda row: value, to)
 
 
 def _concat(left: Compiled, right: Compiled) -> Compiled:

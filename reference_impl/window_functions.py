@@ -23,8 +23,10 @@ from dataclasses import dataclass
 
 from harness.errors import EvaluationError, ReferenceGap
 from harness.model import FuncCall, NullTreatment
+from harness.semantics import NthValueBelowOne
 from harness.types import SqlType
 from reference_impl.ordering import SortedPartition
+from reference_impl.profile import active_profile
 
 
 @dataclass(frozen=True)
@@ -153,13 +155,25 @@ def last_value(w: WindowCall, i: int) -> object:
 
 
 def nth_value(w: WindowCall, i: int) -> object:
-    n = _positive_count(w.args[1][i], "nth_value")
+    n, from_last = _nth_row(w.args[1][i]), bool(w.call.from_last)
     if n is None:
         return None
+    if n < 0:  # the profile counts -k from the frame's other end
+        n, from_last = -n, not from_last
     positions = _frame_values(w, i)
-    if w.call.from_last:
+    if from_last:
         positions = positions[::-1]
     return w.args[0][positions[n - 1]] if n <= len(positions) else None
+
+
+def _nth_row(value: object) -> int | None:
+    """nth_value's n, as the profile reads n < 1: the standard's data exception,
+    NULL (None), or -k counting from the end (0 is NULL there)."""
+    below_one = active_profile().nth_value_below_one
+    if below_one is NthValueBelowOne.ERROR or isinstance(value, bool) or not isinstance(value, int) \
+            or value >= 1:
+        return _positive_count(value, "nth_value")
+    return None if below_one is NthValueBelowOne.NULL or value == 0 else value
 
 
 WINDOW_FUNCTIONS: dict[str, Callable[[WindowCall, int], object]] = {
