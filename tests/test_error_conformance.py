@@ -120,11 +120,20 @@ def test_every_engine_refuses_what_no_engine_may_answer(conformance_run, case: s
 
 
 def test_an_answer_to_an_invalid_query_is_wrongly_accepted(conformance_run) -> None:
-    # DuckDB answers nth_value(v, -1) with NULL (documented), where the standard raises.
-    r = _verdict(conformance_run, "errors/nth_value_negative", "duckdb")
+    # DataFusion answers a RANGE offset over a string key, which has no arithmetic.
+    r = _verdict(conformance_run, "errors/range_offset_string_key", "datafusion")
     assert r.verdict is Verdict.WRONGLY_ACCEPTED and r.answer is not None
     assert r.verdict not in PASSING
-    assert invalid_kind(r.detail) is KINDS_BY_NAME["nth-value-not-positive"]
+    assert invalid_kind(r.detail) is KINDS_BY_NAME["range-offset-key-type"]
+
+
+def test_an_answer_its_profile_defines_is_judged_and_said_to_be_by_design(conformance_run) -> None:
+    # DuckDB answers nth_value(v, -1) with NULL (documented), where the standard raises:
+    # its profile's nth_value_below_one, so the answer is judged against that reading.
+    r = _verdict(conformance_run, "errors/nth_value_negative", "duckdb")
+    assert r.verdict is Verdict.MATCH and r.answer is not None
+    assert any(n.startswith("by design: the standard profile refuses this query (the argument of "
+                            "nth_value()") and n.endswith("(nth_value_below_one)") for n in r.notes), r.notes
 
 
 def test_a_valid_query_refused_in_the_declared_words_is_wrongly_rejected(conformance_run) -> None:

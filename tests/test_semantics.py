@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import replace
 from decimal import Decimal
 
@@ -9,13 +10,17 @@ import pyarrow as pa
 import pytest
 
 from harness.engines.registry import engine_names, get_dialect
-from harness.errors import EvaluationError
+from harness.errors import EvaluationError, ReferenceGap
 from harness.semantics import (
     NULLS_SMALLEST,
     STANDARD,
     AvgType,
+    DateFromString,
+    DatetimeVsString,
     IntegerDivision,
+    NthValueBelowOne,
     Overflow,
+    StringAggArgument,
     VarianceType,
 )
 from harness.sql import parse
@@ -123,3 +128,127 @@ def test_every_engine_declares_a_named_profile(name):
     profile = get_dialect(name).semantics
     assert profile.name == name
     assert profile == STANDARD or profile.differences(STANDARD)
+
+
+# -- lenient readings of queries the standard refuses ------------------------------------
+
+LENIENT = {"t": pa.table({
+    "id": pa.array([1, 2, 3, 4], pa.int64()),
+    "v": pa.array([10, None, 30, 40], pa.int32()),
+    "f": pa.array([1.5, 0.1, 1e20, -0.0], pa.float64()),
+    "dc": pa.array([Decimal("1.50"), Decimal("-0.05"), None, Decimal("10.00")], pa.decimal128(10, 2)),
+    "d": pa.array([dt.date(2024, 1, 1), dt.date(2024, 1, 2), dt.date(2024, 1, 10), None]),
+    "b": pa.array([True, False, None, True]),
+    "ts": pa.array([dt.datetime(2024, 1, 2, 10, 30)] * 4, pa.timestamp("us")),
+    "s": pa.array(["2024-01-02 10:30:00", "2024-01-02", "2024-01-02 junk", None]),
+})}
+WHOLE = "OVER (ORDER BY id ASC ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)"
+
+
+def _lenient(sql: str, **knobs) -> list:
+    return evaluate(parse(sql), LENIENT, profile=replace(STANDARD, **knobs)).table.column(1).to_pylist()
+
+
+def test_nth_value_below_one_raises_is_null_or_counts_from_the_end():
+    sql = "SELECT id, nth_value(v, {n}) {over} AS x FROM t ORDER BY id ASC"
+    moving = "OVER (ORDER BY id ASC ROWS BETWEEN 2 PRECEDING AND CURRENT ROW)"
+    for n in (0, -1):
+        with pytest.raises(EvaluationError, match="nth_value"):
+            _lenient(sql.format(n=n, over=WHOLE))
+        assert _lenient(sql.format(n=n, over=WHOLE), nth_value_below_one=NthValueBelowOne.NULL) == [None] * 4
+    from_end = {"nth_value_below_one": NthValueBelowOne.FROM_END}
+    assert _lenient(sql.format(n=0, over=WHOLE), **from_end) == [None] * 4
+    assert _lenient(sql.format(n=-1, over=WHOLE), **from_end) == [40] * 4
+    assert _lenient(sql.format(n=-4, over=WHOLE), **from_end) == [10] * 4
+    assert _lenient(sql.format(n=-5, over=WHOLE), **from_end) == [None] * 4  # past the frame
+    # Measured on DataFusion 55.2: over each row's frame, NULLs counted unless ignored.
+    assert _lenient(sql.format(n=-2, over=moving), **from_end) == [None, 10, None, 30]
+    ignoring = f"SELECT id, nth_value(v, -2) IGNORE NULLS {WHOLE} AS x FROM t ORDER BY id ASC"
+    assert _lenient(ignoring, **from_end) == [30] * 4
+    from_last = f"SELECT id, nth_value(v, -1) FROM LAST {WHOLE} AS x FROM t ORDER BY id ASC"
+    assert _lenient(from_last, **from_end) == [10] * 4  # from the other end: the first
+    positive = f"SELECT id, nth_value(v, 3) {WHOLE} AS x FROM t ORDER BY id ASC"
+    for choice in NthValueBelowOne:  # a valid n reads the same under every profile
+        assert _lenient(positive, nth_value_below_one=choice) == [30] * 4
+
+
+@pytest.mark.parametrize("text, strict, timestamp_date, date_prefix", [
+    ("2024-01-02", "2024-01-02", "2024-01-02", "2024-01-02"),
+    (" 2024-1-5 ", "2024-01-05", "2024-01-05", "2024-01-05"),  # unsigned integers, spaces trimmed
+    ("2024-01-02 10:30:00", None, "2024-01-02", "2024-01-02"),
+    ("2024-01-02T10:30:00.5", None, "2024-01-02", "2024-01-02"),
+    ("2024-01-02 25:99:00", None, None, "2024-01-02"),
+    ("2024-01-02 junk", None, None, "2024-01-02"),
+    ("2024-02-30", None, None, None),
+    ("20240102", None, None, None),
+    ("2024-W01-1", None, None, None),
+])
+def test_a_string_cast_to_date(text, strict, timestamp_date, date_prefix):
+    sql = f"SELECT id, CAST('{text}' AS DATE) AS x FROM t WHERE id = 1"
+    for choice, want in ((DateFromString.STRICT, strict), (DateFromString.TIMESTAMP_DATE, timestamp_date),
+                         (DateFromString.DATE_PREFIX, date_prefix)):
+        if want is None:
+            with pytest.raises(EvaluationError, match="invalid date"):
+                _lenient(sql, date_from_string=choice)
+        else:
+            assert _lenient(sql, date_from_string=choice) == [dt.date.fromisoformat(want)], choice
+
+
+def test_a_timestamp_string_with_a_zone_is_a_gap_not_a_guess():
+    sql = "SELECT id, CAST('2024-01-02 23:30:00+05:00' AS DATE) AS x FROM t"
+    with pytest.raises(ReferenceGap):
+        _lenient(sql, date_from_string=DateFromString.TIMESTAMP_DATE)
+
+
+def test_a_datetime_compared_with_a_string_literal():
+    cast = {"datetime_vs_string": DatetimeVsString.LITERAL_CAST}
+    sql = "SELECT id, d {op} '{text}' AS x FROM t ORDER BY id ASC"
+    with pytest.raises(EvaluationError, match="cannot compare DATE with VARCHAR"):
+        _lenient(sql.format(op=">", text="2024-01-01"))
+    assert _lenient(sql.format(op=">", text="2024-01-01"), **cast) == [False, True, True, None]
+    reversed_ = "SELECT id, '2024-01-01' < d AS x FROM t ORDER BY id ASC"
+    assert _lenient(reversed_, **cast) == [False, True, True, None]
+    # By date, not as text: '2024-01-10' < '2024-1-5' as strings.
+    assert _lenient(sql.format(op="<", text="2024-1-5"), **cast) == [True, True, False, None]
+    # A timestamp-shaped literal is cast to DATE by the profile's own cast: refused under
+    # the standard's, the date under PostgreSQL's (never d cast to a timestamp).
+    stamp = sql.format(op="=", text="2024-01-02 10:30:00")
+    with pytest.raises(EvaluationError, match="invalid date"):
+        _lenient(stamp, **cast)
+    assert _lenient(stamp, **cast, date_from_string=DateFromString.TIMESTAMP_DATE) == [False, True, False, None]
+    for choice in DateFromString:  # no reading makes a date of it
+        with pytest.raises(EvaluationError, match="invalid date"):
+            _lenient(sql.format(op=">", text="not a date"), **cast, date_from_string=choice)
+    timestamps = "SELECT id, ts = '2024-01-02T10:30:00' AS x FROM t ORDER BY id ASC"
+    assert _lenient(timestamps, **cast) == [True] * 4
+    with pytest.raises(EvaluationError, match="cannot compare"):  # a column is no literal
+        _lenient("SELECT id, d = s AS x FROM t", **cast)
+
+
+def test_string_agg_over_a_non_string():
+    text = {"string_agg_argument": StringAggArgument.CAST_TO_TEXT}
+    sql = "SELECT id, string_agg({x}, ',') " + WHOLE + " AS x FROM t ORDER BY id ASC"
+    with pytest.raises(EvaluationError, match="string_agg"):
+        _lenient(sql.format(x="v"))
+    assert _lenient(sql.format(x="v"), **text) == ["10,30,40"] * 4
+    assert _lenient(sql.format(x="dc"), **text) == ["1.50,-0.05,10.00"] * 4
+    assert _lenient(sql.format(x="d"), **text) == ["2024-01-01,2024-01-02,2024-01-10"] * 4
+    assert _lenient(sql.format(x="b"), **text) == ["true,false,true"] * 4
+    assert _lenient(sql.format(x="s"), **text) == _lenient(sql.format(x="s"))  # text is text
+    for spelled_differently in ("f", "ts"):  # 1e+20, 1e20, 1.0E20; a T or a space
+        with pytest.raises(ReferenceGap, match="spell"):
+            _lenient(sql.format(x=spelled_differently), **text)
+
+
+def test_each_lenient_knob_counts_only_for_queries_it_can_change():
+    from harness.runner import _touched_knobs
+
+    def touched(sql: str) -> frozenset[str]:
+        return _touched_knobs(parse(sql)) & {"nth_value_below_one", "date_from_string",
+                                             "datetime_vs_string", "string_agg_argument"}
+
+    assert touched("SELECT id, sum(v) OVER () AS s FROM t") == set()
+    assert touched(f"SELECT id, nth_value(v, 2) {WHOLE} AS x FROM t") == {"nth_value_below_one"}
+    assert touched("SELECT id, CAST(s AS DATE) AS x FROM t") == {"date_from_string"}
+    assert touched("SELECT id FROM t WHERE d > '2024-01-01'") == {"date_from_string", "datetime_vs_string"}
+    assert touched(f"SELECT id, string_agg(v, ',') {WHOLE} AS x FROM t") >= {"string_agg_argument"}

@@ -20,7 +20,15 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from harness.dialects.base import NULLS_LARGEST, Dialect, Feature
-from harness.semantics import AvgType, Overflow, SemanticsProfile
+from harness.semantics import (
+    AvgType,
+    DateFromString,
+    DatetimeVsString,
+    NthValueBelowOne,
+    Overflow,
+    SemanticsProfile,
+    StringAggArgument,
+)
 from harness.types import SqlType, TypeKind
 
 UNSUPPORTED = frozenset({
@@ -98,6 +106,22 @@ DATAFUSION = DataFusionDialect(
         # 1.43, -2.00) = -0.856666 (measured on 55.2; the standard leaves the
         # scale and the rounding implementation-defined).
         avg_of_decimals=AvgType.PLUS4_TRUNCATED,
+        # Lenient readings (measured on 55.2): nth_value(v, 0) is NULL and
+        # nth_value(v, -k) the k-th value from the frame's end: nth_value(id,
+        # -2) over ids 1..3 is 2, over ROWS 2 PRECEDING it is the row before,
+        # with IGNORE NULLS the k-th non-NULL from the end, past the frame
+        # NULL. CAST('2024-01-02 10:30:00' AS DATE) (with a T, with '.5'
+        # seconds) is 2024-01-02, '2024-01-02 25:99:00', '2024-01-02 junk' and
+        # '2024-01-02 10:30' (no seconds) are "Cannot cast string ... to value
+        # of Date32 type"; d > '2024-01-01' and ts = '2024-01-02 10:30:00'
+        # read the literal as the column's type (as DuckDB; 'not a date' is
+        # the same cast error); string_agg(i, ',') casts to text: 1,-2;
+        # 1.50,-0.05; true,false; 2024-01-01 (floats 1e20, 1e-7; timestamps
+        # 2024-01-02T10:30:00, 2024-01-03T00:00:00.500).
+        nth_value_below_one=NthValueBelowOne.FROM_END,
+        date_from_string=DateFromString.TIMESTAMP_DATE,
+        datetime_vs_string=DatetimeVsString.LITERAL_CAST,
+        string_agg_argument=StringAggArgument.CAST_TO_TEXT,
     ),
     type_names={TypeKind.TIMESTAMP: _TIMESTAMP},
 )

@@ -13,7 +13,16 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from harness.dialects.base import NULLS_ALWAYS_LAST, Dialect, Feature, IgnoreNullsPlacement
-from harness.semantics import AvgType, IntegerDivision, Overflow, SemanticsProfile
+from harness.semantics import (
+    AvgType,
+    DateFromString,
+    DatetimeVsString,
+    IntegerDivision,
+    NthValueBelowOne,
+    Overflow,
+    SemanticsProfile,
+    StringAggArgument,
+)
 from harness.types import SqlType
 
 UNSUPPORTED = frozenset({
@@ -62,5 +71,19 @@ DUCKDB = DuckDBDialect(
         integer_division=IntegerDivision.TO_DOUBLE,
         sum_overflow=Overflow.WIDEN,
         avg_of_decimals=AvgType.DOUBLE,
+        # Lenient readings (measured on 2.0.1): nth_value(v, 0) and (v, -2)
+        # are NULL (documented), whatever the frame or IGNORE NULLS;
+        # CAST('2024-01-02 10:30:00' AS DATE), and with a T or '.5' seconds,
+        # is 2024-01-02, while '2024-01-02 25:99:00' and '2024-01-02 junk' are
+        # "Conversion Error: invalid date field format"; d > '2024-01-01' and
+        # ts = '2024-01-02T10:30:00' read the literal as the column's type
+        # (d < '2024-1-5' is a date comparison, d = '2024-01-02 10:30:00' is
+        # true for 2024-01-02, 'not a date' a Conversion Error);
+        # string_agg(i, ',') casts to text: 1,-2; 1.50,-0.05; true,false;
+        # 2024-01-01 (floats 1e+20, 1e-07; timestamps 2024-01-03 00:00:00.5).
+        nth_value_below_one=NthValueBelowOne.NULL,
+        date_from_string=DateFromString.TIMESTAMP_DATE,
+        datetime_vs_string=DatetimeVsString.LITERAL_CAST,
+        string_agg_argument=StringAggArgument.CAST_TO_TEXT,
     ),
 )

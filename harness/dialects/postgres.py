@@ -43,7 +43,14 @@ from dataclasses import dataclass
 
 from harness.dialects.base import NULLS_LARGEST, Dialect, Feature
 from harness.errors import Unsupported
-from harness.semantics import AvgType, Overflow, SemanticsProfile, VarianceType
+from harness.semantics import (
+    AvgType,
+    DateFromString,
+    DatetimeVsString,
+    Overflow,
+    SemanticsProfile,
+    VarianceType,
+)
 from harness.types import SqlType, TypeKind
 
 UNSUPPORTED = frozenset({
@@ -138,6 +145,20 @@ POSTGRES = PostgresDialect(
         avg_of_integers=AvgType.NUMERIC,
         avg_of_decimals=AvgType.NUMERIC,
         variance_of_exact=VarianceType.NUMERIC,
+        # Lenient readings (measured on 15.18): nth_value(v, 0) and (v, -1)
+        # are refused as the standard asks ([22016] argument of nth_value must
+        # be greater than zero), and so is string_agg(i, ',') over a non-text
+        # argument ([42883] function string_agg(integer, unknown) does not
+        # exist; also for bigint, double precision, numeric, date, boolean,
+        # timestamp). CAST('2024-01-02 10:30:00' AS DATE) (with a T, '.5'
+        # seconds, or no seconds) is 2024-01-02, while '2024-01-02 25:99:00'
+        # is [22008] out of range and '2024-01-02 junk' [22007] invalid input
+        # syntax; an untyped literal compared with a date or timestamp is
+        # read as one (d = '2024-01-02 10:30:00' is true for 2024-01-02;
+        # 'not a date' is [22007]), but a varchar column is not ([42883]
+        # operator does not exist: date = character varying).
+        date_from_string=DateFromString.TIMESTAMP_DATE,
+        datetime_vs_string=DatetimeVsString.LITERAL_CAST,
     ),
     unrepresentable=frozenset([*UNREPRESENTABLE.values(), NUL_LITERAL, LONG_IDENTIFIER,
                                *UNREPRESENTABLE_DATA.values(), NUL_DATA, OTHER_DATA,

@@ -9,7 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.dialects.base import NULLS_SMALLEST, Dialect, Feature
-from harness.semantics import ArrayAgg, AvgType, IntegerDivision, SemanticsProfile
+from harness.semantics import (
+    ArrayAgg,
+    AvgType,
+    DateFromString,
+    DatetimeVsString,
+    IntegerDivision,
+    SemanticsProfile,
+    StringAggArgument,
+)
 from harness.types import TypeKind
 
 UNSUPPORTED = frozenset({
@@ -89,6 +97,19 @@ SPARK = SparkDialect(
         # array_agg is an alias of collect_list, which drops NULLs and gives
         # an empty array over an empty frame (documented; measured on 4.3.0).
         array_agg=ArrayAgg.COLLECT_LIST,
+        # Lenient readings (measured on 4.3.0): nth_value(v, 0) and (v, -1)
+        # are refused as the standard asks (DATATYPE_MISMATCH.VALUE_OUT_OF_RANGE
+        # "The offset must be between (0, 9223372036854775807]"). A string
+        # cast to DATE keeps the date before a space or a T whatever follows:
+        # '2024-01-02 10:30:00', '2024-01-02 25:99:00' and '2024-01-02 junk'
+        # are all 2024-01-02 (and '2024' is 2024-01-01, beyond this knob);
+        # d > '2024-01-01' and ts = '2024-01-02 10:30:00' read the literal as
+        # the column's type ('not a date' is CAST_INVALID_INPUT);
+        # string_agg(i, ',') casts to text: 1,-2; 1.50,-0.05; true,false;
+        # 2024-01-01 (floats 1.0E20, 1.0E-7; timestamps 2024-01-03 00:00:00.5).
+        date_from_string=DateFromString.DATE_PREFIX,
+        datetime_vs_string=DatetimeVsString.LITERAL_CAST,
+        string_agg_argument=StringAggArgument.CAST_TO_TEXT,
     ),
     identifier_quote="`",
     type_names={

@@ -32,7 +32,7 @@ from decimal import Decimal
 
 from harness.dialects.base import NULLS_SMALLEST, Dialect, Feature
 from harness.errors import Unsupported
-from harness.semantics import SemanticsProfile
+from harness.semantics import SemanticsProfile, StringAggArgument
 from harness.types import SqlType, TypeKind
 
 UNSUPPORTED = frozenset({
@@ -135,6 +135,12 @@ SQLITE = SQLiteDialect(
         null_ordering=NULLS_SMALLEST,
         # The rest is the standard's: 7 / 2 = 3, sum(bigint) past 2^63 is an
         # error ("integer overflow"), avg(integer) is REAL. (No DECIMAL type.)
+        # nth_value(v, 0) and (v, -1): "second argument to nth_value must be
+        # a positive integer", the standard's refusal. No DATE or TIMESTAMP
+        # type, so no string cast to one or compared with one. string_agg is
+        # group_concat, which casts to text: group_concat(i, ',') is 1,-2
+        # (floats 1.0e+20, 1.0e-07, and -0.0 as 0.0) (measured on 3.40.1).
+        string_agg_argument=StringAggArgument.CAST_TO_TEXT,
     ),
     identifier_quote="`",
     unrepresentable=frozenset(
