@@ -252,3 +252,12 @@ def test_each_lenient_knob_counts_only_for_queries_it_can_change():
     assert touched("SELECT id, CAST(s AS DATE) AS x FROM t") == {"date_from_string"}
     assert touched("SELECT id FROM t WHERE d > '2024-01-01'") == {"date_from_string", "datetime_vs_string"}
     assert touched(f"SELECT id, string_agg(v, ',') {WHOLE} AS x FROM t") >= {"string_agg_argument"}
+
+
+def test_the_refusals_the_lenient_knobs_answer_have_their_matrix_rows():
+    from harness.conformance import invalid_kind
+
+    for reason, kind in (("cannot compare DATE with VARCHAR", "datetime-vs-string"),
+                         ("invalid date '2024-01-02 junk' (nor a timestamp)", "invalid-date-string"),
+                         ("string_agg() needs text, got INTEGER", "string-agg-not-text")):
+        assert invalid_kind(reason).name == kind
