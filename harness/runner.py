@@ -160,7 +160,7 @@ _KNOB_TOUCHED_BY: dict[str, Callable[[list], bool]] = {
     "variance_of_exact": _uses_function("var_samp", "var_pop", "stddev_samp", "stddev_pop"),
     "array_agg": _uses_function("array_agg"),
     "nth_value_below_one": _uses_function("nth_value"),
-    # A CAST to DATE, or a string literal a comparison may cast (datetime_vs_string).
+    # A CAST (to DATE, or through one), or a string literal a comparison may cast.
     "date_from_string": lambda nodes: any(isinstance(n, Cast) or _is_string_literal(n) for n in nodes),
     "datetime_vs_string": lambda nodes: any(isinstance(n, BinaryOp) and n.op in COMPARISONS
                                             and (_is_string_literal(n.left) or _is_string_literal(n.right))
