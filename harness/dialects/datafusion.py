@@ -113,7 +113,8 @@ DATAFUSION = DataFusionDialect(
         # NULL. CAST('2024-01-02 10:30:00' AS DATE) (with a T, with '.5'
         # seconds) is 2024-01-02, '2024-01-02 25:99:00', '2024-01-02 junk' and
         # '2024-01-02 10:30' (no seconds) are "Cannot cast string ... to value
-        # of Date32 type"; d > '2024-01-01' and ts = '2024-01-02 10:30:00'
+        # of Date32 type" (arrow-rs falls back to its timestamp parser for a
+        # string longer than a date: apache/arrow-rs#5282); d > '2024-01-01' and ts = '2024-01-02 10:30:00'
         # read the literal as the column's type (as DuckDB; 'not a date' is
         # the same cast error); string_agg(i, ',') casts to text: 1,-2;
         # 1.50,-0.05; true,false; 2024-01-01 (floats 1e20, 1e-7; timestamps
