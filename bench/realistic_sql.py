@@ -263,10 +263,11 @@ def print_report(summary: dict, verbose: bool, top: int) -> None:
             print(f"  {v['query']} {v['engine']}: {v['verdict']}: {v['detail'][:160]}")
 
 
-def start_engines(names: str) -> list:
+def start_engines(names: str, postgres_local: bool = False) -> list:
     from harness.engines.registry import get_engine
 
-    engines = [get_engine(n) for n in names.split(",") if n.strip()]
+    engines = [get_engine(n, local=True) if postgres_local and n == "postgres" else get_engine(n)
+               for n in (n.strip() for n in names.split(",")) if n]
     for e in engines:
         e.start()
     return engines
@@ -279,10 +280,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--verbose", action="store_true", help="parse errors by message, reference errors")
     ap.add_argument("--top", type=int, default=15, help="how many parse-error messages --verbose lists")
     ap.add_argument("--engines", default="", help="also run the parsed queries on these engines, e.g. duckdb,datafusion")
+    ap.add_argument("--postgres-local", action="store_true",
+                    help="the postgres engine on its own throwaway local server")
     args = ap.parse_args(argv)
     queries = load_queries(args.fixtures)
     schemas, tables = load_tables(args.fixtures)
-    engines = start_engines(args.engines)
+    engines = start_engines(args.engines, args.postgres_local)
     try:
         summary = summarize(measure(queries, schemas, tables, engines))
     finally:
