@@ -36,6 +36,7 @@ from harness.model import (
     BoundKind,
     Cast,
     Column,
+    CommonTable,
     Exclusion,
     Frame,
     FrameMode,
@@ -51,10 +52,13 @@ from harness.model import (
     SelectItem,
     SortKey,
     Star,
+    SubqueryRef,
+    TableFunctionRef,
     TableRef,
     UnaryOp,
     UnaryOperator,
     UnionAll,
+    Values,
     WindowExpr,
     WindowSpec,
     resolve_window,
@@ -196,6 +200,11 @@ def _node_features(n: object) -> set[Feature]:
         Feature.INT_DIV_OPERATOR: isinstance(n, BinaryOp) and n.op is BinaryOperator.INT_DIV,
         Feature.NAN_LITERAL: isinstance(n, Literal) and isinstance(n.value, float)
         and not math.isfinite(n.value),
+        Feature.VALUES: isinstance(n, Values),
+        Feature.SUBQUERY_WITHOUT_ALIAS: isinstance(n, SubqueryRef) and n.alias is None,
+        Feature.COLUMN_ALIASES: isinstance(n, (SubqueryRef, CommonTable)) and bool(n.columns),
+        Feature.GENERATE_SERIES: isinstance(n, TableFunctionRef) and n.name == "generate_series",
+        Feature.RANGE_TABLE_FUNCTION: isinstance(n, TableFunctionRef) and n.name == "range",
     }
     return {feature for feature, used in checks.items() if used}
 
