@@ -270,6 +270,10 @@ CANONICAL_TEXTS = [
     "ORDER BY 1 ASC\nLIMIT 5\nOFFSET 2"),
     ("WITH a AS (SELECT 1 AS x), b AS (SELECT x\nFROM a)\nSELECT DISTINCT *\nFROM b\n"
     "WHERE NOT (x IS NULL)"),
+    ("WITH v(x, \"select\") AS (VALUES (1, 'a'), (-2, NULL))\nSELECT x, sum(x) OVER (ORDER BY x ASC)\n"
+     "FROM v CROSS JOIN generate_series(1, 5) AS g(n) CROSS JOIN range(0, 10, 2) AS r "
+     "CROSS JOIN range(1, 2) CROSS JOIN (SELECT 1) CROSS JOIN (VALUES (TRUE)) AS b(\"c d\")"),
+    "VALUES (1), (2)\nUNION ALL\nVALUES (3)\nUNION ALL\nSELECT column1\nFROM (VALUES (4)) AS v",
 ]
 
 
