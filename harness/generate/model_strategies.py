@@ -3,7 +3,8 @@
 They exercise every construct of the model, for the SQL round-trip and the
 dialect tests: window functions with every frame mode, bound kind and
 exclusion, named windows and windows refining them, IGNORE NULLS, FROM
-FIRST/LAST, FILTER, DISTINCT, ordered aggregates, literals of every type, and
+FIRST/LAST, FILTER, DISTINCT, ordered aggregates, literals of every type,
+VALUES, generate_series/range, column lists, derived tables without alias, and
 awkward names. "Valid" means what the canonical parser enforces plus the
 standard's structural rules (arities, which function takes which clause, frame
 bound order, GROUPS and RANGE offsets need ORDER BY keys, refinement rules of

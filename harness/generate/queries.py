@@ -1,7 +1,8 @@
 """Schema-aware window queries, the same for every engine.
 
     SELECT <row key>, [<columns>], <1-6 window expressions>
-    FROM <a table | a join | grouped rows | a subquery with its own windows>
+    FROM <a table | a join | grouped rows | a subquery with its own windows
+          | t joined to a VALUES table or to generate_series/range>
     [WHERE ...] [GROUP BY ... [HAVING ...]] [WINDOW ...]
     [ORDER BY <output columns>, <row key>] [LIMIT n [OFFSET m]]
 
