@@ -27,7 +27,14 @@ raises `NotBatchable` for them and the case runs on its own:
 - an aggregate without GROUP BY (it answers one row even for an empty case);
 - a LIMIT without ORDER BY (per case it would need an unordered row_number,
   which some engines reject);
-- `SELECT *` over a derived table or join, FULL joins, UNION ALL and WITH.
+- `SELECT *` over a derived table or join, FULL joins, UNION ALL and WITH;
+- a query that reads no stacked table (only VALUES or table functions), and
+  an outer join whose preserved side is such a constant source (its
+  unmatched rows would belong to no case).
+
+A constant source (a VALUES table, generate_series, range) is the same in
+every case, so it is joined as it is and the case id comes from the other
+side.
 """
 
 from __future__ import annotations
@@ -56,7 +63,9 @@ from harness.model import (
     Source,
     Star,
     SubqueryRef,
+    TableFunctionRef,
     TableRef,
+    Values,
     WindowExpr,
     WindowSpec,
     children,
@@ -154,6 +163,8 @@ def _select(sel: Select) -> Select:
     if sel.source is None:
         raise NotBatchable("a query without FROM reads no stacked table")
     source, case = _source(sel.source)
+    if case is None:
+        raise NotBatchable("a query over VALUES or table functions only reads no stacked table")
     batched = replace(
         sel,
         items=(*(_partitioned(item, case) for item in sel.items), SelectItem(case, CASE_ID)),
@@ -169,22 +180,46 @@ def _select(sel: Select) -> Select:
     return _per_case_limit(batched)
 
 
-def _source(source: Source) -> tuple[Source, Expr]:
-    """The source over stacked tables, and the expression of its case id."""
+def _source(source: Source) -> tuple[Source, Expr | None]:
+    """The source over stacked tables, and the expression of its case id (None
+    for a constant source, the same in every case)."""
     if isinstance(source, TableRef):
         return source, Column(CASE_ID, source.alias or source.name)
+    if isinstance(source, TableFunctionRef) or (
+            isinstance(source, SubqueryRef) and isinstance(source.query, Values)):
+        return source, None
     if isinstance(source, SubqueryRef):
-        return replace(source, query=batch_query(source.query)), Column(CASE_ID, source.alias)
+        columns = (*source.columns, CASE_ID) if source.columns else ()
+        batched = replace(source, query=batch_query(source.query), columns=columns)
+        return batched, Column(CASE_ID, source.alias)
     if isinstance(source, Join):
-        left, lcase = _source(source.left)
-        right, rcase = _source(source.right)
-        same = BinaryOp(BinaryOperator.EQ, lcase, rcase)
-        if source.kind is JoinKind.FULL:
-            raise NotBatchable("a FULL join is not batched (its case id would need COALESCE)")
-        kind = JoinKind.INNER if source.kind is JoinKind.CROSS else source.kind
-        on = same if source.on is None else BinaryOp(BinaryOperator.AND, same, source.on)
-        return Join(kind, left, right, on), rcase if kind is JoinKind.RIGHT else lcase
+        return _join(source)
     raise NotBatchable(f"a {type(source).__name__} source is not batched")
+
+
+def _join(join: Join) -> tuple[Source, Expr | None]:
+    left, lcase = _source(join.left)
+    right, rcase = _source(join.right)
+    if join.kind is JoinKind.FULL:
+        raise NotBatchable("a FULL join is not batched (its case id would need COALESCE)")
+    if lcase is None or rcase is None:
+        # A constant side meets the stacked rows of every case alike; only a
+        # side whose unmatched rows are kept must carry the case id.
+        kept_constant = (join.kind is JoinKind.LEFT and lcase is None) or (
+            join.kind is JoinKind.RIGHT and rcase is None)
+        if kept_constant and (lcase, rcase) != (None, None):
+            raise NotBatchable("an outer join keeping a constant source's rows is not batched")
+        return replace(join, left=left, right=right), lcase if rcase is None else rcase
+    if _unqualified(lcase) or _unqualified(rcase):
+        raise NotBatchable("a derived table without alias in a join: its case id is ambiguous")
+    same = BinaryOp(BinaryOperator.EQ, lcase, rcase)
+    kind = JoinKind.INNER if join.kind is JoinKind.CROSS else join.kind
+    on = same if join.on is None else BinaryOp(BinaryOperator.AND, same, join.on)
+    return Join(kind, left, right, on), rcase if kind is JoinKind.RIGHT else lcase
+
+
+def _unqualified(case: Expr) -> bool:
+    return isinstance(case, Column) and case.table is None
 
 
 def _partitioned(node, case: Expr):

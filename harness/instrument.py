@@ -94,6 +94,10 @@ def instrument(query: Query, schemas: tuple[TableSchema, ...], unordered_witness
     if not isinstance(query, Select):
         return Plan(query, visible=-1, order_keys=None if _has_order(query) else ())
     query = _expand_star(query, {s.name: s for s in schemas})
+    if any(isinstance(i.expr, Star) for i in query.items):
+        # A `*` left unexpanded (over VALUES, a table function, a derived
+        # table) is more than one column: judge every column, add none.
+        return Plan(query, visible=-1, order_keys=None if _has_order(query) else ())
     visible = len(query.items)
     items = list(query.items)
     rowid = witness = None

@@ -373,7 +373,8 @@ class TableFunctionRef:
 
     generate_series(start, stop[, step]) includes stop; range(start, stop[,
     step]) stops before it. The one output column is named by `columns`, else
-    by the function's name.
+    by the alias (PostgreSQL's and DuckDB's rule: `generate_series(1, 3) AS g`
+    has the column g), else by the function's name (harness.table_functions).
     """
 
     name: str  # lower case

@@ -14,7 +14,18 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from harness.errors import EvaluationError, InvalidQuery, ReferenceGap
-from harness.model import Column, Expr, Literal, Query, Select, SortKey, Star, UnionAll, With
+from harness.model import (
+    Column,
+    Expr,
+    Literal,
+    Query,
+    Select,
+    SortKey,
+    Star,
+    UnionAll,
+    Values,
+    With,
+)
 from harness.types import FLOAT64
 from reference_impl.api import Evaluation, PeerOrder, SemanticsProfile
 from reference_impl.casts import cast_value
@@ -27,7 +38,7 @@ from reference_impl.output import to_evaluation
 from reference_impl.profile import using_profile
 from reference_impl.relation import Field, Relation, Row
 from reference_impl.rewrite import Rewrite, identity
-from reference_impl.sources import scan_source
+from reference_impl.sources import renamed, scan_source
 from reference_impl.sqltypes import common_type
 from reference_impl.values import row_key
 from reference_impl.windows import apply_windows
@@ -52,6 +63,8 @@ def run_query(query: Query, ctx: Context) -> Relation:
         return _run_union_all(query, ctx)
     if isinstance(query, With):
         return _run_with(query, ctx)
+    if isinstance(query, Values):
+        return _run_values(query)
     raise InvalidQuery(f"unknown query node {query!r}")
 
 
@@ -256,9 +269,30 @@ def _union_order_key(key: SortKey, out: Relation, names: list[str]) -> Callable[
     return compile_expr(key.expr, out).fn
 
 
+def _run_values(values: Values) -> Relation:
+    """VALUES rows: each column of the common type of its values (as UNION ALL
+    gives), named column1, column2, ..."""
+    if not values.rows or not values.rows[0]:
+        raise InvalidQuery("VALUES needs at least one row of at least one value")
+    width = len(values.rows[0])
+    if any(len(row) != width for row in values.rows):
+        raise InvalidQuery("VALUES rows must have one length")
+    empty = Relation((), [()])  # the values read no column
+    compiled = [[compile_expr(e, empty) for e in row] for row in values.rows]
+    types = [common_type([row[i].type for row in compiled]) for i in range(width)]
+
+    def value(c: Compiled, t: object) -> object:
+        v = c.fn(())
+        return v if c.type == t or v is None else cast_value(v, t)  # type: ignore[arg-type]
+
+    rows = [tuple(value(c, t) for c, t in zip(row, types, strict=True)) for row in compiled]
+    fields = tuple(Field(f"column{i + 1}", t) for i, t in enumerate(types))
+    return Relation(fields, rows)
+
+
 def _run_with(with_: With, ctx: Context) -> Relation:
     # Each CTE sees the ones before it; the scope ends with this query.
     inner = dataclasses.replace(ctx, ctes=dict(ctx.ctes))
     for cte in with_.ctes:
-        inner.ctes[cte.name] = run_query(cte.query, inner)
+        inner.ctes[cte.name] = renamed(run_query(cte.query, inner), cte.columns)
     return run_query(with_.body, inner)

@@ -92,7 +92,7 @@ class Relation:
             out[key] = row[i]
         return out
 
-    def qualified(self, table: str) -> Relation:
+    def qualified(self, table: str | None) -> Relation:
         """The same rows, every field now belonging to `table` (FROM t AS alias)."""
         return Relation(tuple(f.in_table(table) for f in self.fields), self.rows)
 

@@ -157,3 +157,36 @@ def test_run_batch_gives_each_engine_its_verdicts_alone(sql_engine, engines) -> 
             from_batch += sql_engine.name in run.batched
             total += 1
     assert from_batch >= total // 2, (from_batch, total)
+
+
+SOURCE_TABLES = [{"t": pa.table({"id": [1, 2, 3], "v": [10, 20, 30]})},
+                 {"t": pa.table({"id": [4], "v": [7]})},
+                 {"t": pa.table({"id": pa.array([], pa.int64()), "v": pa.array([], pa.int64())})}]
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT t.id, g.x, sum(g.x) OVER (PARTITION BY t.id ORDER BY g.x ASC) AS s "
+    "FROM t CROSS JOIN generate_series(1, 2) AS g(x)",
+    "SELECT t.id, v.y, rank() OVER (ORDER BY v.y DESC, t.id ASC) AS r "
+    "FROM t JOIN (VALUES (10, 'a'), (7, 'b'), (30, 'c')) AS v(x, y) ON t.v = v.x",
+    "SELECT t.id, r.x FROM t LEFT JOIN range(2, 4) AS r(x) ON t.id = r.x",
+    "SELECT a, sum(b) OVER (ORDER BY a ASC) AS s FROM (SELECT id, v FROM t) AS q(a, b)",
+    "SELECT id, count(*) OVER () AS n FROM (SELECT id FROM t WHERE v > 5)",
+])
+def test_constant_sources_and_renamed_derived_tables_are_batched(sql: str) -> None:
+    query = parse(sql)
+    batch = make_batch(query, SOURCE_TABLES)
+    answers = batch.split(evaluate(batch.query, batch.tables).table)
+    for answer, tables in zip(answers, SOURCE_TABLES, strict=True):
+        assert Counter(_rows(answer)) == Counter(_rows(evaluate(query, tables).table))
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT x, sum(x) OVER (ORDER BY x ASC) AS s FROM generate_series(1, 5) AS g(x)",
+    "SELECT x FROM (VALUES (1), (2)) AS v(x)",
+    "SELECT g.x, t.id FROM generate_series(1, 5) AS g(x) LEFT JOIN t ON g.x = t.id",
+    "SELECT t.id FROM (SELECT id FROM t) CROSS JOIN (SELECT id AS j FROM t) AS u",
+])
+def test_sources_the_rewrite_cannot_handle_run_alone(sql: str) -> None:
+    with pytest.raises(NotBatchable):
+        batch_query(parse(sql))

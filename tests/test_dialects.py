@@ -325,6 +325,14 @@ AGREEMENT = [
     "percent_rank() OVER (ORDER BY v ASC NULLS LAST) AS y FROM t",
     "SELECT id, count(v) FILTER (WHERE s <> 'a') OVER w AS x FROM t "
     "WINDOW w AS (ORDER BY id ASC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)",
+    # Default column names of sources, which engines name otherwise (DuckDB
+    # col0, Spark col1 and `id`, DataFusion `value`): the writer spells them out.
+    "SELECT column1, column2 FROM (VALUES (1, 'a'), (2, 'b')) AS v",
+    "WITH v AS (VALUES (1), (2)) SELECT v.column1 AS x FROM v",
+    "VALUES (1, 'a') UNION ALL SELECT id, s FROM t WHERE id = 3",
+    "SELECT r, row_number() OVER (ORDER BY r DESC) AS n FROM range(0, 10, 3) AS r",
+    "SELECT generate_series.generate_series AS x FROM generate_series(-3, 3, 2)",
+    "SELECT t.id, g.x FROM t JOIN generate_series(2, 4) AS g(x) ON t.id = g.x",
 ]
 
 

@@ -20,6 +20,7 @@ from harness.model import (
     Case,
     Cast,
     Column,
+    CommonTable,
     Exclusion,
     Frame,
     FrameMode,
@@ -38,10 +39,12 @@ from harness.model import (
     SortKey,
     Star,
     SubqueryRef,
+    TableFunctionRef,
     TableRef,
     UnaryOp,
     UnaryOperator,
     UnionAll,
+    Values,
     WindowExpr,
     WindowSpec,
     With,
@@ -226,6 +229,30 @@ def test_subquery_in_from():
     assert q.source.right == SubqueryRef(UnionAll(one, Select((SelectItem(i32(2)),))), "u")
 
 
+def test_sources_without_alias_with_column_lists_values_and_series():
+    q = parse("SELECT * FROM (SELECT 1) CROSS JOIN (VALUES (1, 'a')) AS v(x, y), "
+              "generate_series(1, 3) AS g(n), range(0, 4, 2), ((SELECT 1) UNION ALL (SELECT 2))")
+    one = Select((SelectItem(i32(1)),))
+    left, series, rng, union = q.source.left.left.left, q.source.left.left.right, \
+        q.source.left.right, q.source.right
+    assert left == Join(JoinKind.CROSS, SubqueryRef(one, None),
+                        SubqueryRef(Values(((i32(1), Literal("a", T.STRING)),)), "v", ("x", "y")))
+    assert series == TableFunctionRef("generate_series", (i32(1), i32(3)), "g", ("n",))
+    assert rng == TableFunctionRef("range", (i32(0), i32(4), i32(2)))
+    assert union == SubqueryRef(UnionAll(one, Select((SelectItem(i32(2)),))), None)
+
+
+def test_with_column_lists_and_values_bodies():
+    q = parse("WITH v(x) AS (VALUES (1), (2)) VALUES (3) UNION ALL SELECT x FROM v")
+    assert q.ctes == (CommonTable("v", Values(((i32(1),), (i32(2),))), ("x",)),)
+    assert isinstance(q.body, UnionAll) and q.body.left == Values(((i32(3),),))
+
+
+def test_a_window_over_a_table_function_reads_its_window_clause():
+    q = parse("SELECT x, sum(x) OVER w FROM generate_series(1,5) g(x) WINDOW w AS (ORDER BY x)")
+    assert q.windows[0].name == "w" and q.source.columns == ("x",)
+
+
 def test_order_by_and_limit_apply_to_the_whole_union():
     q = parse("SELECT 1 UNION ALL SELECT 2 ORDER BY 1 DESC LIMIT 3 OFFSET 4")
     assert isinstance(q, UnionAll)
@@ -318,7 +345,15 @@ def test_window_and_with_rules(sql, fragment):
     ("SELECT sum(a) OVER (ROWS BETWEEN a PRECEDING AND CURRENT ROW) FROM t", "frame offset"),
     ("SELECT sum(a) OVER (ROWS BETWEEN 1 PRECEDING AND CURRENT ROW EXCLUDE ALL) FROM t", "EXCLUDE"),
     ("SELECT 1 UNION SELECT 2", "only UNION ALL"),
-    ("SELECT * FROM (SELECT 1) WHERE TRUE", "needs an alias"),
+    ("SELECT * FROM (SELECT 1)(a)", "expected the end"),
+    ("SELECT * FROM (VALUES (1, 2), (3)) AS v", "1:31: VALUES rows must have one length"),
+    ("VALUES (1) ORDER BY 1", "after VALUES"),
+    ("SELECT * FROM generate_series(1) AS g", "1:15: generate_series takes 2 to 3 arguments"),
+    ("SELECT * FROM range(1, 2) AS r(a, b)", "returns one column"),
+    ("SELECT * FROM t AS u(a)", "expected the end"),
+    # `((` is read as a query, then as a join: the error of the reading that got further.
+    ("SELECT * FROM ((SELECT 1) AS a CROSS JOIN b WHERE)", "got 'WHERE'"),
+    ("SELECT * FROM ((SELECT 1) UNION ALL (SELECT 2 FROM))", "expected a table name"),
     ("SELECT (SELECT 1)", "subqueries in expressions"),
     ("SELECT CASE a WHEN 1 THEN 2 END", "searched CASE"),
     ("SELECT CAST(a AS VARCHAR(10))", "unknown type"),

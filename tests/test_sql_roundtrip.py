@@ -36,6 +36,7 @@ from harness.model import (
     BoundKind,
     Cast,
     Column,
+    CommonTable,
     Exclusion,
     Frame,
     FrameMode,
@@ -51,10 +52,13 @@ from harness.model import (
     SelectItem,
     SortKey,
     Star,
+    SubqueryRef,
+    TableFunctionRef,
     TableRef,
     UnaryOp,
     UnaryOperator,
     UnionAll,
+    Values,
     WindowExpr,
     WindowSpec,
     resolve_window,
@@ -196,6 +200,11 @@ def _node_features(n: object) -> set[Feature]:
         Feature.INT_DIV_OPERATOR: isinstance(n, BinaryOp) and n.op is BinaryOperator.INT_DIV,
         Feature.NAN_LITERAL: isinstance(n, Literal) and isinstance(n.value, float)
         and not math.isfinite(n.value),
+        Feature.VALUES: isinstance(n, Values),
+        Feature.SUBQUERY_WITHOUT_ALIAS: isinstance(n, SubqueryRef) and n.alias is None,
+        Feature.COLUMN_ALIASES: isinstance(n, (SubqueryRef, CommonTable)) and bool(n.columns),
+        Feature.GENERATE_SERIES: isinstance(n, TableFunctionRef) and n.name == "generate_series",
+        Feature.RANGE_TABLE_FUNCTION: isinstance(n, TableFunctionRef) and n.name == "range",
     }
     return {feature for feature, used in checks.items() if used}
 
@@ -261,6 +270,10 @@ CANONICAL_TEXTS = [
     "ORDER BY 1 ASC\nLIMIT 5\nOFFSET 2"),
     ("WITH a AS (SELECT 1 AS x), b AS (SELECT x\nFROM a)\nSELECT DISTINCT *\nFROM b\n"
     "WHERE NOT (x IS NULL)"),
+    ("WITH v(x, \"select\") AS (VALUES (1, 'a'), (-2, NULL))\nSELECT x, sum(x) OVER (ORDER BY x ASC)\n"
+     "FROM v CROSS JOIN generate_series(1, 5) AS g(n) CROSS JOIN range(0, 10, 2) AS r "
+     "CROSS JOIN range(1, 2) CROSS JOIN (SELECT 1) CROSS JOIN (VALUES (TRUE)) AS b(\"c d\")"),
+    "VALUES (1), (2)\nUNION ALL\nVALUES (3)\nUNION ALL\nSELECT column1\nFROM (VALUES (4)) AS v",
 ]
 
 

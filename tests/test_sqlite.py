@@ -55,9 +55,17 @@ def raw(sql: str) -> list[tuple]:
 # -- the feature table ---------------------------------------------------------------
 
 
+# Where SQLite's rendering differs from the canonical text on purpose.
+SQLITE_MARKERS = {
+    # No column list after a derived table's alias: renamed through a WITH query.
+    Feature.COLUMN_ALIASES: "(WITH __wh_renamed(a, b) AS (SELECT id, v",
+}
+
+
 @pytest.mark.parametrize("feature", [f for f in Feature if SQLITE.supports(f)], ids=lambda f: f.value)
 def test_a_supported_feature_is_written_and_runs(sqlite: Engine, feature: Feature) -> None:
     sql, marker = FEATURE_EXAMPLES[feature]
+    marker = SQLITE_MARKERS.get(feature, marker)
     text = sqlite.render(parse(sql))
     assert marker in text, text
     assert sqlite.run(TABLES, text).num_rows > 0

@@ -109,7 +109,8 @@ def subquery_variants(s: SubqueryRef) -> list[object]:
     clause) as the table itself, under the subquery's alias."""
     q = s.query
     trivial = (
-        isinstance(q, Select) and isinstance(q.source, TableRef)
+        not s.columns  # a column list renames what the table would not
+        and isinstance(q, Select) and isinstance(q.source, TableRef)
         and q == Select(q.items, q.source)
         and all(_is_plain_column(i.expr, i.alias) for i in q.items)
     )

@@ -163,6 +163,14 @@ class Dialect:
     # is sent, unlike an `unsupported` feature's; refused in these words, its
     # verdict is `wrongly-rejected` (error conformance); answered, it is judged.
     refusals: dict[Feature, str] = field(default_factory=dict)
+    # The engine names a VALUES table's columns otherwise than column1,
+    # column2, ... (DuckDB col0, Spark col1) or a table function's column
+    # otherwise than by its alias or name (DataFusion `value`, Spark `id`): the
+    # writer then always spells the names out, so they mean the same.
+    explicit_source_columns: bool = False
+    # The engine reads `(query) AS q(a, b)`; without it the writer renames the
+    # columns through a WITH query's column list (SQLite 3.40 has only that).
+    derived_column_lists: bool = True
 
     def says_not_implemented(self, message: str) -> bool:
         return any(re.search(p, message) for p in self.not_implemented)

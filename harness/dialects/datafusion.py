@@ -93,6 +93,11 @@ DATAFUSION = DataFusionDialect(
     unsupported=UNSUPPORTED,
     refusals=REFUSALS,
     not_implemented=(r"This feature is not implemented",),
+    # generate_series/range name their column `value` whatever the alias
+    # (measured on 55.2: `SELECT g.generate_series FROM generate_series(1, 3) g`
+    # is "No field named g.generate_series. Valid fields are g.value"); VALUES
+    # names column1, column2, ... as the standard's rule does.
+    explicit_source_columns=True,
     # "Aggregate can not be used as a sliding accumulator because
     # `retract_batch` is not implemented" once the frame start moves (55.2).
     no_moving_frame_start=frozenset({"bool_and", "bool_or", "string_agg"}),

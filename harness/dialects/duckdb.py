@@ -59,6 +59,10 @@ DUCKDB = DuckDBDialect(
     name="duckdb",
     unsupported=UNSUPPORTED,
     not_implemented=(r"^Not implemented Error",),
+    # VALUES names its columns col0, col1, ... (measured on 2.0.1: `SELECT *
+    # FROM (VALUES (1, 'a')) AS v` gives col0, col1); generate_series/range
+    # name theirs by the alias or the function, as the canonical rule says.
+    explicit_source_columns=True,
     # `lag(v) IGNORE NULLS OVER (...)` is a parser error; DuckDB reads
     # `lag(v, 1, 0 IGNORE NULLS) OVER (...)` (and RESPECT NULLS likewise).
     ignore_nulls_placement=IgnoreNullsPlacement.INSIDE,

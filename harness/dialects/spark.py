@@ -39,6 +39,9 @@ UNSUPPORTED = frozenset({
     # `OVER (w ORDER BY ...)` / `OVER (w ROWS ...)` is a PARSE_SYNTAX_ERROR;
     # `OVER w` works.
     Feature.NAMED_WINDOW_REFINEMENT,
+    # "[UNRESOLVABLE_TABLE_VALUED_FUNCTION] Could not resolve `generate_series`
+    # to a table-valued function." (4.3.0; `range` is there).
+    Feature.GENERATE_SERIES,
 })
 
 # Valid queries Spark refuses at analysis though it implements the construct
@@ -79,6 +82,9 @@ SPARK = SparkDialect(
     unsupported=UNSUPPORTED,
     refusals=REFUSALS,
     not_implemented=(r"\[UNSUPPORTED_FEATURE\b",),
+    # VALUES names its columns col1, col2, ... and range its column `id`
+    # (measured on 4.3.0), so the writer spells the names out.
+    explicit_source_columns=True,
     # WINDOW_FUNCTION_FRAME_NOT_ORDERED without an ORDER BY (first_value and
     # last_value are accepted; measured on 4.3.0).
     needs_order_by=frozenset({

@@ -159,9 +159,19 @@ def _negative_offset(spec: WindowSpec) -> Frame:
     return Frame(mode, preceding(_int(-1)), CURRENT_ROW)
 
 
-def _negative_range_offset(spec: WindowSpec) -> Frame | None:
-    # One key, or the offset would be invalid for its key count first.
-    return Frame(FrameMode.RANGE, CURRENT_ROW, following(_int(-1))) if len(spec.order_by) == 1 else None
+def _negative_range_offset(query: Select, rng: Random, case: Case) -> Select | None:
+    """RANGE BETWEEN CURRENT ROW AND -1 FOLLOWING over one numeric key (over a
+    date or timestamp key the offset would be invalid for its type first)."""
+    kinds = {c.name: c.type.is_numeric for s in case.schemas for c in s.columns}
+    numeric = {name for name, is_numeric in kinds.items() if is_numeric}
+
+    def make(spec: WindowSpec) -> Frame | None:
+        keys = [k.expr for k in spec.order_by]
+        if len(keys) != 1 or not (isinstance(keys[0], Column) and keys[0].name in numeric):
+            return None
+        return Frame(FrameMode.RANGE, CURRENT_ROW, following(_int(-1)))
+
+    return _with_frame(make, data=True)(query, rng, case)
 
 
 def _range_offset_keys(spec: WindowSpec) -> Frame | None:
@@ -243,7 +253,7 @@ BREAKERS: dict[str, Breaker] = {
     "frame-to-unbounded-preceding": _with_frame(_to_unbounded_preceding, syntax=True),
     "frame-bounds-reversed": _with_frame(_reversed, syntax=True),
     "negative-offset": _with_frame(_negative_offset, data=True),
-    "negative-range-offset": _with_frame(_negative_range_offset, data=True),
+    "negative-range-offset": _negative_range_offset,
     "range-offset-keys": _with_frame(_range_offset_keys),
     "range-offset-key-type": _range_offset_key_type,
     "ntile-not-positive": _ntile_not_positive,

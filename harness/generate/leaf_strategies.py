@@ -44,6 +44,7 @@ class Toggle(Enum):
     JOINS = "joins"
     SUBQUERIES = "subqueries"
     SET_OPS = "UNION ALL and WITH"
+    SOURCES = "VALUES, table functions, column lists, derived tables without alias"
     GROUP_BY = "GROUP BY"
     LIMIT = "LIMIT/OFFSET"
 

@@ -3,7 +3,8 @@
 They exercise every construct of the model, for the SQL round-trip and the
 dialect tests: window functions with every frame mode, bound kind and
 exclusion, named windows and windows refining them, IGNORE NULLS, FROM
-FIRST/LAST, FILTER, DISTINCT, ordered aggregates, literals of every type, and
+FIRST/LAST, FILTER, DISTINCT, ordered aggregates, literals of every type,
+VALUES, generate_series/range, column lists, derived tables without alias, and
 awkward names. "Valid" means what the canonical parser enforces plus the
 standard's structural rules (arities, which function takes which clause, frame
 bound order, GROUPS and RANGE offsets need ORDER BY keys, refinement rules of
@@ -71,15 +72,18 @@ from harness.model import (
     Source,
     Star,
     SubqueryRef,
+    TableFunctionRef,
     TableRef,
     UnaryOp,
     UnaryOperator,
     UnionAll,
+    Values,
     WindowExpr,
     WindowSpec,
     With,
     resolve_window,
 )
+from harness.table_functions import TABLE_FUNCTIONS
 
 
 @dataclass(frozen=True)
@@ -327,6 +331,10 @@ def sources(on: frozenset[Toggle], depth: int) -> SearchStrategy[Source]:
     options: list[SearchStrategy] = [table]
     if Toggle.SUBQUERIES in on:
         options.append(st.builds(SubqueryRef, queries(on, depth - 1), names(on)))
+    if Toggle.SUBQUERIES in on and Toggle.SOURCES in on:
+        options.append(_derived_tables(on, depth))
+    if Toggle.SOURCES in on:
+        options.append(_table_functions(on))
     if Toggle.JOINS in on:
         kinds = [k for k in JoinKind if k is not JoinKind.FULL] + [JoinKind.FULL]
         side = sources(on, depth - 1)
@@ -334,6 +342,36 @@ def sources(on: frozenset[Toggle], depth: int) -> SearchStrategy[Source]:
                               st.none() if kind is JoinKind.CROSS else expressions(Scope(on)))
                      for kind in kinds]
     return st.one_of(options)
+
+
+@st.composite
+def _derived_tables(draw: st.DrawFn, on: frozenset[Toggle], depth: int) -> SubqueryRef:
+    """A derived table without alias, or with a column list; shrinks towards no alias."""
+    query = draw(queries(on, depth - 1))
+    alias = draw(none_or(names(on)))
+    columns = draw(tuples(names(on), 1, 3)) if alias is not None else ()
+    return SubqueryRef(query, alias, columns)
+
+
+@st.composite
+def _table_functions(draw: st.DrawFn, on: frozenset[Toggle]) -> TableFunctionRef:
+    """generate_series/range over 2-3 arguments, with an alias and a column name
+    or not; shrinks towards `generate_series(a, a)` without alias."""
+    name = draw(sampled(tuple(TABLE_FUNCTIONS)))
+    args = draw(tuples(expressions(Scope(on)), 2, 3))
+    alias = draw(none_or(names(on)))
+    columns = draw(tuples(names(on), 0, 1)) if alias is not None else ()
+    return TableFunctionRef(name, args, alias, columns)
+
+
+@cached
+def values_queries(on: frozenset[Toggle]) -> SearchStrategy[Values]:
+    """VALUES of 1-3 rows of one width (1-3) of constant expressions; shrinks
+    towards `VALUES (a)`."""
+    row = ints(1, 3).flatmap(lambda width: tuples(expressions(Scope(on)), width, width))
+    return row.flatmap(lambda first: st.lists(
+        tuples(expressions(Scope(on)), len(first), len(first)), max_size=2).map(
+            lambda rest: Values((first, *rest))))
 
 
 @st.composite
@@ -379,14 +417,16 @@ def _limits(on: frozenset[Toggle]) -> SearchStrategy[dict]:
 @cached
 def queries(on: frozenset[Toggle], depth: int = 2) -> SearchStrategy[Query]:
     """SELECT, UNION ALL and WITH nested up to `depth`; shrinks towards a single SELECT."""
+    values = [values_queries(on)] if Toggle.SOURCES in on else []
     if depth <= 0 or Toggle.SET_OPS not in on:
-        return selects(on, depth)
+        return st.one_of(selects(on, depth), *values)
     inner = queries(on, depth - 1)
     order_by = empty_or(sort_keys(Scope(on)))
     unions = st.builds(UnionAll, inner, inner, order_by, **_limit_args(on))
-    ctes = st.lists(st.builds(CommonTable, names(on), inner), min_size=1, max_size=2,
-                    unique_by=_cte_name).map(tuple)
-    return st.one_of(selects(on, depth), unions, st.builds(With, ctes, inner))
+    columns = tuples(names(on), 1, 3) if Toggle.SOURCES in on else st.just(())
+    ctes = st.lists(st.builds(CommonTable, names(on), inner, empty_or(columns)), min_size=1,
+                    max_size=2, unique_by=_cte_name).map(tuple)
+    return st.one_of(selects(on, depth), unions, st.builds(With, ctes, inner), *values)
 
 
 def _cte_name(cte: CommonTable) -> str:

@@ -1,7 +1,8 @@
 """Schema-aware window queries, the same for every engine.
 
     SELECT <row key>, [<columns>], <1-6 window expressions>
-    FROM <a table | a join | grouped rows | a subquery with its own windows>
+    FROM <a table | a join | grouped rows | a subquery with its own windows
+          | t joined to a VALUES table or to generate_series/range>
     [WHERE ...] [GROUP BY ... [HAVING ...]] [WINDOW ...]
     [ORDER BY <output columns>, <row key>] [LIMIT n [OFFSET m]]
 
@@ -25,6 +26,7 @@ from harness.generate.draws import Draws, chance, weighted
 from harness.generate.sources import (
     Body,
     Shape,
+    constant_join_body,
     group_body,
     join_body,
     random_shape,
@@ -99,6 +101,8 @@ def _body(ctx: Context, shape: Shape, schemas: Sequence[TableSchema], taken: set
         return group_body(ctx, t, taken)
     if shape is Shape.SUBQUERY:
         return subquery_body(ctx, t, taken, chooser)
+    if shape is Shape.CONSTANT_JOIN:
+        return constant_join_body(ctx, t, taken)
     return table_body(ctx, t, taken)
 
 
@@ -119,7 +123,7 @@ def _extra_columns(ctx: Context, body: Body, taken: set[str]) -> list[SelectItem
              if isinstance(c.expr, Column) and not c.unique and c.expr not in selected]
     count = min(len(plain), ctx.rng.choice((0, 0, 1, 2)))
     picked = ctx.rng.sample(plain, count)
-    if body.shape is not Shape.JOIN:
+    if body.shape not in (Shape.JOIN, Shape.CONSTANT_JOIN):
         return [SelectItem(c.expr) for c in picked]
     return [SelectItem(c.expr, fresh_name(f"{c.expr.table}_{c.expr.name}", taken))  # type: ignore[union-attr]
             for c in picked]

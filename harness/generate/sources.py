@@ -12,6 +12,10 @@ Four shapes, each with a row identity the comparator can lean on:
 - subquery: `FROM (SELECT id, <1-3 columns>, <windows> FROM t [WHERE p]) AS q
   [WHERE p]`; the outer windows read the inner ones (windows over windows);
   the row key is `id`, selected.
+- constant join: `FROM t CROSS JOIN generate_series(a, b[, s]) AS g(x)` (or
+  range), or `FROM t {CROSS JOIN | JOIN ... ON t.c = v.y} (VALUES (1, y1),
+  ...) AS v(k, y)`, columns qualified; the row key is (t.id, g.x) or (t.id,
+  v.k), both selected.
 """
 
 from __future__ import annotations
@@ -26,8 +30,10 @@ from harness.generate.context import (
     column_of,
     expr_type,
     fresh_name,
+    integer,
     is_comparable,
     is_exact,
+    random_literal,
     random_predicate,
 )
 from harness.generate.draws import chance, weighted
@@ -43,15 +49,18 @@ from harness.model import (
     FuncCall,
     Join,
     JoinKind,
+    Literal,
     Select,
     SelectItem,
     Source,
     Star,
     SubqueryRef,
+    TableFunctionRef,
     TableRef,
     TableSchema,
+    Values,
 )
-from harness.types import SqlType, TypeKind
+from harness.types import INT64, SqlType, TypeKind
 
 SUBQUERY_ALIAS = "q"
 
@@ -61,9 +70,11 @@ class Shape(Enum):
     JOIN = "join"
     GROUP_BY = "group-by"
     SUBQUERY = "subquery"
+    CONSTANT_JOIN = "constant-join"
 
 
-_SHAPE_FLAGS = {Shape.JOIN: Swarm.JOIN, Shape.GROUP_BY: Swarm.GROUP_BY, Shape.SUBQUERY: Swarm.SUBQUERY}
+_SHAPE_FLAGS = {Shape.JOIN: Swarm.JOIN, Shape.GROUP_BY: Swarm.GROUP_BY, Shape.SUBQUERY: Swarm.SUBQUERY,
+                Shape.CONSTANT_JOIN: Swarm.CONSTANT_SOURCES}
 
 
 @dataclass(frozen=True)
@@ -212,3 +223,72 @@ def subquery_body(ctx: Context, t: TableSchema, taken: set[str], chooser: Choose
     outer_where = _where(ctx.within(scope)) if inner_where is None else None
     selected = (SelectItem(Column(ID)), *(SelectItem(Column(a)) for a in aliases))
     return Body(Shape.SUBQUERY, SubqueryRef(inner, SUBQUERY_ALIAS), scope, selected, (ID,), outer_where)
+
+
+# -- constant join --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Constant:
+    """A source the same in every case: its reference, scope columns and key."""
+
+    source: Source
+    columns: tuple[ScopeColumn, ...]
+    key: Column
+    schema: TableSchema
+    on: Expr | None = None
+
+
+def constant_join_body(ctx: Context, t: TableSchema, taken: set[str]) -> Body:
+    """t joined to a small series or VALUES table. Simpler means a CROSS JOIN
+    with generate_series(1, 1)."""
+    const = _values_table(ctx, t, taken) if chance(ctx.rng, 0.5) else _series(ctx, taken)
+    left = table_scope(t, t.name)
+    scope = Scope(left.columns + const.columns, (*left.row_key, const.key), (t, const.schema))
+    names = (fresh_name(f"{t.name}_{ID}", taken), fresh_name(f"{const.key.table}_{const.key.name}", taken))
+    items = tuple(SelectItem(key, name) for key, name in zip(scope.row_key, names, strict=True))
+    kind = JoinKind.CROSS if const.on is None else JoinKind.INNER
+    source = Join(kind, TableRef(t.name), const.source, const.on)
+    return Body(Shape.CONSTANT_JOIN, source, scope, items, names, _where(ctx.within(scope)))
+
+
+def _series(ctx: Context, taken: set[str]) -> _Constant:
+    """generate_series or range of 1-4 values, by a step of 1, 2 or -1 (or the
+    default). Simpler means generate_series(1, 1)."""
+    rng = ctx.rng
+    name = "range" if chance(rng, 0.5) else "generate_series"
+    start, count = rng.choice((1, 0, -2, 5)), rng.choice((1, 2, 3, 4))
+    step = rng.choice((None, 1, 2, -1))
+    stop = start + (step or 1) * (count - 1 if name == "generate_series" else count)
+    args = (integer(start), integer(stop), *(() if step is None else (integer(step),)))
+    alias, column = fresh_name("g", taken), fresh_name("x", taken)
+    key = Column(column, alias)
+    schema = TableSchema(alias, (ColumnDef(column, INT64),))
+    return _Constant(TableFunctionRef(name, args, alias, (column,)),
+                     (ScopeColumn(key, INT64, unique=True),), key, schema)
+
+
+def _values_table(ctx: Context, t: TableSchema, taken: set[str]) -> _Constant:
+    """(VALUES (1, y1), ..., (n, yn)) AS v(k, y): 1-4 rows, y of the type of a
+    column c of t (NULL sometimes), joined ON t.c = v.y or crossed. Simpler
+    means one row, crossed."""
+    rng = ctx.rng
+    values = [c for c in t.columns if c.name != ID and is_comparable(c.type)] or [t.column(ID)]
+    c = rng.choice(values)
+    count = rng.choice((1, 2, 3, 4))
+    ys = [_typed(random_literal(ctx, c.type, null_chance=0.2), c.type) for _ in range(count)]
+    rows = tuple((integer(i + 1), y) for i, y in enumerate(ys))
+    alias, k, y = fresh_name("v", taken), fresh_name("k", taken), fresh_name("y", taken)
+    key = Column(k, alias)
+    schema = TableSchema(alias, (ColumnDef(k, INT64), ColumnDef(y, c.type)))
+    columns = (ScopeColumn(key, INT64, unique=True), ScopeColumn(Column(y, alias), c.type))
+    on = None
+    if chance(rng, 0.5) and joinable(c.type, c.type):
+        on = BinaryOp(BinaryOperator.EQ, Column(c.name, t.name), Column(y, alias))
+    return _Constant(SubqueryRef(Values(rows), alias, (k, y)), columns, key, schema, on)
+
+
+def _typed(lit: Literal, t: SqlType) -> Literal:
+    """The literal at the column's own type (an integer literal is drawn at the
+    type a bare number reads as), so every row of VALUES has one type."""
+    return Literal(lit.value, t) if t.is_integer and lit.value is not None else lit

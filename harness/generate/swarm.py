@@ -54,6 +54,9 @@ class Swarm(Enum):
     COLLECTING = "array_agg/string_agg"
     # the top of the query
     LIMIT = "LIMIT/OFFSET"
+    # t joined to a VALUES table or to generate_series/range (last: a flag
+    # added at the end leaves the earlier flags' draws as they were)
+    CONSTANT_SOURCES = "VALUES and table-function inputs"
 
 
 CORE_ON_CHANCE = 0.85

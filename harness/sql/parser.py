@@ -29,14 +29,17 @@ from harness.model import (
     Source,
     Star,
     SubqueryRef,
+    TableFunctionRef,
     TableRef,
     UnionAll,
+    Values,
     With,
     resolve_window,
     window_exprs,
 )
 from harness.sql.expr_parser import ExprParser, at
 from harness.sql.lexer import Kind, Token
+from harness.table_functions import TABLE_FUNCTIONS, check_table_function
 
 _Tail = tuple[tuple[SortKey, ...], int | None, int | None]
 
@@ -63,11 +66,22 @@ class Parser(ExprParser):
 
     def _cte(self) -> CommonTable:
         name = self.c.name("a name for the WITH query")
+        columns = self._column_list()
         self.c.expect_word("as")
         self.c.expect_op("(")
         query = self.query()
         self.c.expect_op(")")
-        return CommonTable(name, query)
+        return CommonTable(name, query, columns)
+
+    def _column_list(self) -> tuple[str, ...]:
+        """`(a, b, ...)` after a WITH query's or a derived table's name, if written."""
+        if not self.c.accept_op("("):
+            return ()
+        names = [self.c.name("a column name")]
+        while self.c.accept_op(","):
+            names.append(self.c.name("a column name"))
+        self.c.expect_op(")")
+        return tuple(names)
 
     def _union_chain(self) -> Query:
         left = self._operand()
@@ -84,7 +98,25 @@ class Parser(ExprParser):
             return q
         if self.c.at_word("select"):
             return self._select()
-        raise self.c.error("expected SELECT or '('")
+        if self.c.at_word("values"):
+            return self._values()
+        raise self.c.error("expected SELECT, VALUES or '('")
+
+    def _values(self) -> Values:
+        """`VALUES (a, b), (c, d)`: rows of one length."""
+        self.c.expect_word("values")
+        rows: list[tuple[Expr, ...]] = []
+        while True:
+            tok = self.c.peek()
+            self.c.expect_op("(")
+            row = self.exprs()
+            self.c.expect_op(")")
+            if rows and len(row) != len(rows[0]):
+                raise InvalidQuery(
+                    f"VALUES rows must have one length: {len(rows[0])} and {len(row)}", at(tok))
+            rows.append(row)
+            if not self.c.accept_op(","):
+                return Values(tuple(rows))
 
     def _tail(self, q: Query) -> Query:
         """ORDER BY / LIMIT / OFFSET after a query: they apply to all of it."""
@@ -103,6 +135,10 @@ class Parser(ExprParser):
     def _attach(self, q: Query, tail: _Tail, tok: Token) -> Query:
         if isinstance(q, With):
             return replace(q, body=self._attach(q.body, tail, tok))
+        if isinstance(q, Values):
+            raise InvalidQuery(
+                "ORDER BY/LIMIT/OFFSET after VALUES is not supported; write it over "
+                "SELECT * FROM (VALUES ...) AS v", at(tok))
         if q.order_by or q.limit is not None or q.offset is not None:
             raise InvalidQuery(
                 "this query already has ORDER BY/LIMIT/OFFSET inside its parentheses; "
@@ -199,25 +235,71 @@ class Parser(ExprParser):
         return None
 
     def _source(self) -> Source:
+        if self._at_table_function():
+            return self._table_function()
         if not self.c.at_op("("):
             name = self.c.name("a table name")
             return TableRef(name, self._alias())
-        # `(` opens a subquery (which must have an alias) or a parenthesised join.
+        # `(` opens a derived table (a query, with or without an alias) or a
+        # parenthesised join. An alias after the `)` or a query's first word
+        # inside settles it; `((` is tried as a query first, then as a join.
         after = self.c.peek(self.c.matching_paren() + 1)
         inner = self.c.peek(1)
         if after.keyword == "as" or after.kind is Kind.QUOTED or (
-                after.kind is Kind.WORD and after.keyword is None):
-            self.c.advance()
-            query = self.query()
-            self.c.expect_op(")")
-            self.c.accept_word("as")
-            return SubqueryRef(query, self.c.name("an alias for the subquery"))
-        if inner.keyword in ("select", "with"):
-            raise self.c.error("a subquery in FROM needs an alias", after)
-        self.c.advance()
+                after.kind is Kind.WORD and after.keyword is None) or (
+                inner.kind is Kind.WORD and inner.value in ("select", "with", "values")):
+            return self._derived_table()
+        if self.c.at_op("(", 1):
+            return self._query_or_join()
+        return self._parenthesised_join()
+
+    def _derived_table(self) -> SubqueryRef:
+        self.c.expect_op("(")
+        query = self.query()
+        self.c.expect_op(")")
+        alias, columns = self._alias_and_columns()
+        return SubqueryRef(query, alias, columns)
+
+    def _parenthesised_join(self) -> Source:
+        self.c.expect_op("(")
         source = self._from()
         self.c.expect_op(")")
         return source
+
+    def _query_or_join(self) -> Source:
+        start = self.c.pos
+        try:
+            return self._derived_table()
+        except InvalidQuery as as_query:
+            reached, self.c.pos = self.c.pos, start
+            try:
+                return self._parenthesised_join()
+            except InvalidQuery:
+                if reached > self.c.pos:  # report the reading that got further
+                    raise as_query from None
+                raise
+
+    def _alias_and_columns(self) -> tuple[str | None, tuple[str, ...]]:
+        alias = self._alias()
+        columns = self._column_list() if alias is not None else ()
+        return alias, columns
+
+    def _at_table_function(self) -> bool:
+        tok = self.c.peek()
+        return tok.kind is Kind.WORD and tok.value in TABLE_FUNCTIONS and self.c.at_op("(", 1)
+
+    def _table_function(self) -> TableFunctionRef:
+        tok = self.c.advance()
+        self.c.expect_op("(")
+        args = () if self.c.at_op(")") else self.exprs()
+        self.c.expect_op(")")
+        alias, columns = self._alias_and_columns()
+        ref = TableFunctionRef(tok.value, args, alias, columns)
+        try:
+            check_table_function(ref)
+        except InvalidQuery as e:
+            raise InvalidQuery(str(e), at(tok)) from None
+        return ref
 
 
 def _check_windows(select: Select, tok: Token) -> None:

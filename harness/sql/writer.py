@@ -48,10 +48,12 @@ from harness.model import (
     Source,
     Star,
     SubqueryRef,
+    TableFunctionRef,
     TableRef,
     UnaryOp,
     UnaryOperator,
     UnionAll,
+    Values,
     WindowExpr,
     WindowSpec,
     With,
@@ -59,7 +61,17 @@ from harness.model import (
 )
 from harness.sql.frames import starts_after_end
 from harness.sql.literals import literal_problem, natural_integer_type
+from harness.table_functions import check_table_function, column_name, table_name
 from harness.types import TypeKind
+
+# The alias of a VALUES table that the writer wraps to name its columns
+# column1, column2, ... on a dialect whose defaults differ.
+VALUES_ALIAS = "__wh_values"
+# The WITH query through which a derived table's columns are renamed on a
+# dialect without column lists after a derived table's alias.
+RENAMED_ALIAS = "__wh_renamed"
+_TABLE_FUNCTION_FEATURES = {"generate_series": Feature.GENERATE_SERIES,
+                            "range": Feature.RANGE_TABLE_FUNCTION}
 
 
 def write(query: Query, dialect: Dialect = CANONICAL) -> str:
@@ -71,7 +83,9 @@ def write_expr(expr: Expr, dialect: Dialect = CANONICAL) -> str:
     return _Writer(dialect).expr(expr)
 
 
-def _has_tail(q: Select | UnionAll) -> bool:
+def _has_tail(q: Query) -> bool:
+    if isinstance(q, Values):
+        return False
     return bool(q.order_by) or q.limit is not None or q.offset is not None
 
 
@@ -95,7 +109,23 @@ class _Writer:
             return self.select(q)
         if isinstance(q, UnionAll):
             return self.union(q)
+        if isinstance(q, Values):
+            return self.values(q)
         return self.with_(q)
+
+    def values(self, v: Values, named: bool = False) -> str:
+        """`VALUES (..), (..)`; on a dialect whose default column names are not
+        column1, column2, ... (and where no column list renames them: `named`),
+        wrapped so that they are."""
+        self.require(Feature.VALUES)
+        if not v.rows or any(len(r) != len(v.rows[0]) for r in v.rows) or not v.rows[0]:
+            raise InvalidQuery("VALUES needs rows of one length, at least one value each")
+        rows = ", ".join("(" + ", ".join(self.expr(e) for e in row) + ")" for row in v.rows)
+        text = f"VALUES {rows}"
+        if named or not self.d.explicit_source_columns:
+            return text
+        columns = ", ".join(f"column{i + 1}" for i in range(len(v.rows[0])))
+        return f"SELECT * FROM ({text}) AS {self.quote(VALUES_ALIAS)}({columns})"
 
     def select(self, s: Select) -> str:
         if not s.items:
@@ -137,8 +167,8 @@ class _Writer:
     def union(self, u: UnionAll) -> str:
         # A chain reads left to right, so only a left UNION ALL may go bare;
         # ORDER BY/LIMIT inside an operand and WITH always need parentheses.
-        left_bare = isinstance(u.left, (Select, UnionAll)) and not _has_tail(u.left)
-        right_bare = isinstance(u.right, Select) and not _has_tail(u.right)
+        left_bare = isinstance(u.left, (Select, UnionAll, Values)) and not _has_tail(u.left)
+        right_bare = isinstance(u.right, (Select, Values)) and not _has_tail(u.right)
         left, right = self.query(u.left), self.query(u.right)
         outer, self.windows = self.windows, ()  # no WINDOW clause is in scope here
         lines = [left if left_bare else f"({left})", "UNION ALL",
@@ -149,9 +179,23 @@ class _Writer:
     def with_(self, w: With) -> str:
         if not w.ctes:
             raise InvalidQuery("a WITH needs at least one query")
-        ctes = ", ".join(f"{self.quote(c.name)} AS ({self.query(c.query)})" for c in w.ctes)
+        ctes = ", ".join(self.cte(c.name, c.columns, c.query) for c in w.ctes)
         body = self.query(w.body)
         return f"WITH {ctes}\n" + (f"({body})" if isinstance(w.body, With) else body)
+
+    def cte(self, name: str, columns: tuple[str, ...], query: Query) -> str:
+        if columns:
+            self.require(Feature.COLUMN_ALIASES)
+        return f"{self.quote(name)}{self.column_list(columns)} AS ({self.renamed_query(query, columns)})"
+
+    def renamed_query(self, query: Query, columns: tuple[str, ...]) -> str:
+        """A query whose columns a column list renames (VALUES then needs no wrapping)."""
+        if isinstance(query, Values):
+            return self.values(query, named=bool(columns))
+        return self.query(query)
+
+    def column_list(self, columns: tuple[str, ...]) -> str:
+        return "(" + ", ".join(self.quote(c) for c in columns) + ")" if columns else ""
 
     # -- sources -------------------------------------------------------------
 
@@ -160,8 +204,37 @@ class _Writer:
             name = self.quote(src.name)
             return name if src.alias is None else f"{name} AS {self.quote(src.alias)}"
         if isinstance(src, SubqueryRef):
-            return f"({self.query(src.query)}) AS {self.quote(src.alias)}"
+            return self.derived_table(src)
+        if isinstance(src, TableFunctionRef):
+            return self.table_function(src)
         return self.join(src)
+
+    def derived_table(self, src: SubqueryRef) -> str:
+        if src.alias is None:
+            if src.columns:
+                raise InvalidQuery("a column list needs a table alias before it")
+            self.require(Feature.SUBQUERY_WITHOUT_ALIAS)
+            return f"({self.query(src.query)})"
+        alias = self.quote(src.alias)
+        if not src.columns:
+            return f"({self.query(src.query)}) AS {alias}"
+        self.require(Feature.COLUMN_ALIASES)
+        if self.d.derived_column_lists:
+            return f"({self.renamed_query(src.query, src.columns)}) AS {alias}{self.column_list(src.columns)}"
+        # The same table through a WITH query's column list, which the dialect has.
+        inner = self.cte(RENAMED_ALIAS, src.columns, src.query)
+        return f"(WITH {inner} SELECT * FROM {self.quote(RENAMED_ALIAS)}) AS {alias}"
+
+    def table_function(self, src: TableFunctionRef) -> str:
+        check_table_function(src)
+        self.require(_TABLE_FUNCTION_FEATURES[src.name])
+        text = f"{src.name}({', '.join(self.expr(a) for a in src.args)})"
+        if self.d.explicit_source_columns:
+            # The engine names the column otherwise (`value`, `id`): say which.
+            return f"{text} AS {self.quote(table_name(src))}({self.quote(column_name(src))})"
+        if src.alias is None:
+            return text
+        return f"{text} AS {self.quote(src.alias)}{self.column_list(src.columns)}"
 
     def join(self, j: Join) -> str:
         if j.kind is JoinKind.FULL:
