@@ -22,7 +22,7 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 from enum import Enum
 
 from harness.errors import InvalidQuery
-from harness.types import SqlType
+from harness.types import INT32, INT64, SqlType
 
 # ---------------------------------------------------------------------------
 # Scalar expressions
@@ -551,6 +551,21 @@ def resolve_window(
         order_by=spec.order_by or base.order_by,
         frame=spec.frame if spec.frame is not None else base.frame,
     )
+
+
+def key_position(expr: object) -> int | None:
+    """The select-list position (1-based) that a top-level ORDER BY or GROUP BY
+    key names, or None when the key is an expression.
+
+    As in PostgreSQL, only a bare integer literal is a position: the type a
+    bare integer token is read as (INTEGER, else BIGINT), which the writer
+    spells without a CAST. `CAST(1 AS SMALLINT)` and `1 + 0` are constants.
+    Inside OVER, an integer is always a constant.
+    """
+    if not isinstance(expr, Literal) or type(expr.value) is not int:
+        return None
+    natural = INT32 if -(2 ** 31) <= expr.value < 2 ** 31 else INT64
+    return expr.value if expr.type == natural else None
 
 
 def rewrite(root: object, fn: Callable[[object], object | None]) -> object:

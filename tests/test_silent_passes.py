@@ -1,0 +1,191 @@
+"""Silent passes and crashes on the path that judges answers (issue 16, item 1).
+
+Each test here failed before its fix: a wrong answer that was judged a match
+(a column or the row order left unjudged), or an internal error where the
+harness must give a typed verdict.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from harness.cases import Case
+from harness.compare import Judgement, Verdict, compare
+from harness.dialects.base import NULLS_LARGEST
+from harness.engines.registry import get_engine
+from harness.instrument import instrument, with_rowid
+from harness.model import (
+    ColumnDef,
+    CommonTable,
+    Literal,
+    Select,
+    SelectItem,
+    Star,
+    SubqueryRef,
+    TableFunctionRef,
+    TableSchema,
+    Values,
+    With,
+)
+from harness.oracle import Oracle
+from harness.runner import run_case
+from harness.sql import parse
+from harness.types import INT32, INT64, from_arrow
+
+T = pa.table({"id": pa.array([1, 2, 3, 4, 5], pa.int64()), "x": pa.array([5, 3, 4, 1, 2], pa.int64())})
+U = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "y": pa.array([7, 8, 9], pa.int64())})
+
+
+def _schemas(**tables: pa.Table) -> tuple[TableSchema, ...]:
+    return tuple(TableSchema(n, tuple(ColumnDef(f.name, from_arrow(f.type)) for f in t.schema))
+                 for n, t in tables.items())
+
+
+def _case(sql: str, **tables: pa.Table) -> Case:
+    tables = tables or {"t": T}
+    return Case(id="c", description="c", tags=(), schemas=_schemas(**tables), tables=tables,
+                sql=sql, query=parse(sql))
+
+
+@pytest.fixture(scope="module")
+def engines():
+    made = {name: get_engine(name) for name in ("reference", "duckdb", "duckdb~ntile")}
+    for e in made.values():
+        e.start()
+    return made
+
+
+def _verdicts(case: Case, engines) -> dict[str, Verdict]:
+    return {r.engine: r.verdict for r in run_case(case, list(engines.values()))}
+
+
+# -- `*` stands for every column of its source ---------------------------------------
+
+NTILE_STAR = "SELECT * FROM (SELECT id, ntile(2) OVER (ORDER BY id) AS nt FROM t) q"
+
+
+def test_star_over_a_derived_table_judges_every_column(engines):
+    verdicts = _verdicts(_case(NTILE_STAR), engines)
+    assert verdicts["duckdb"] is Verdict.MATCH
+    assert verdicts["reference"] is Verdict.MATCH
+    assert verdicts["duckdb~ntile"] is Verdict.MISMATCH
+
+
+@pytest.mark.parametrize("sql, tables, visible", [
+    ("SELECT * FROM t", ("t",), 2),
+    (NTILE_STAR, ("t",), 2),
+    ("SELECT q.*, 1 AS one FROM (SELECT id, x, x + 1 AS y FROM t) AS q", ("t",), 4),
+    ("SELECT * FROM t JOIN u ON t.id = u.id", ("t", "u"), 4),
+    ("SELECT u.*, t.x FROM t JOIN u ON t.id = u.id", ("t", "u"), 3),
+    ("SELECT * FROM t AS a, u AS b, t AS c", ("t", "u"), 6),
+    ("WITH c AS (SELECT id, x AS z, x FROM t) SELECT * FROM c", ("t",), 3),
+    ("WITH c AS (SELECT * FROM t), d AS (SELECT c.*, u.y FROM c JOIN u ON c.id = u.id) "
+     "SELECT * FROM d", ("t", "u"), 3),
+    ("SELECT * FROM (SELECT * FROM t UNION ALL SELECT * FROM t) AS q", ("t",), 2),
+])
+def test_star_is_expanded_over_every_source(sql, tables, visible):
+    plan = instrument(parse(sql), _schemas(**{n: {"t": T, "u": U}[n] for n in tables}))
+    assert plan.visible == visible
+    assert not any(isinstance(i.expr, Star) for i in _body(plan.query).items)
+
+
+def _body(query):
+    return getattr(query, "body", query)
+
+
+def test_star_over_renamed_values_and_table_functions():
+    values = Values(((Literal(1, INT32), Literal(2, INT32)),))
+    star = (SelectItem(Star()),)
+    renamed = Select(star, SubqueryRef(values, "v", ("a",)))
+    plan = instrument(renamed, ())
+    assert [i.expr.name for i in plan.query.items[:plan.visible]] == ["a", "column2"]
+    series = Select(star, TableFunctionRef("generate_series", (Literal(1, INT64), Literal(3, INT64)),
+                                           "g", ("n",)))
+    assert [i.expr.name for i in instrument(series, ()).query.items] == ["n"]
+    unnamed = Select(star, TableFunctionRef("range", (Literal(3, INT32),)))
+    assert [i.expr.name for i in instrument(unnamed, ()).query.items] == ["range"]
+    cte = With((CommonTable("c", parse("SELECT * FROM t"), ("a",)),),
+               parse("SELECT * FROM c AS d ORDER BY x"))
+    plan = instrument(cte, _schemas(t=T))
+    assert [i.expr.name for i in plan.query.body.items[:plan.visible]] == ["a", "x"]
+    assert plan.order_keys[0].column == 1
+
+
+@pytest.mark.parametrize("sql", [
+    # the inner `x + 1` has no name an outer query can write
+    "SELECT * FROM (SELECT id, x + 1 FROM t) AS q",
+    # two columns named id on one side: no reference to either is unambiguous
+    "SELECT * FROM (SELECT t.id, u.id FROM t JOIN u ON t.id = u.id) AS q",
+])
+def test_a_star_that_cannot_be_expanded_judges_the_whole_answer(sql):
+    plan = instrument(parse(sql), _schemas(t=T, u=U))
+    assert plan.visible == -1 and plan.rowid_column is None
+
+
+def test_unexpandable_star_still_judges_every_column(engines):
+    sql = "SELECT * FROM (SELECT id, ntile(2) OVER (ORDER BY id) + 0 FROM t) AS q"
+    verdicts = _verdicts(_case(sql), engines)
+    assert verdicts["duckdb"] is Verdict.MATCH
+    assert verdicts["duckdb~ntile"] is Verdict.MISMATCH
+
+
+# -- ORDER BY and GROUP BY positions --------------------------------------------------
+
+
+def _setup(sql: str):
+    plan = instrument(parse(sql), _schemas(t=T))
+    tables = with_rowid({"t": T}) if plan.rowid_column is not None else {"t": T}
+    return plan, Oracle(plan.unlimited, tables)
+
+
+def _reversed_answer(sql: str):
+    plan, oracle = _setup(sql)
+    answer = oracle.evaluate().table
+    backwards = answer.take(pa.array(range(answer.num_rows - 1, -1, -1)))
+    return compare(backwards, Judgement(plan, NULLS_LARGEST), oracle).verdict
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT id, x FROM t ORDER BY 2",
+    "SELECT x, count(*) AS n FROM t GROUP BY x ORDER BY 1",
+    "SELECT * FROM t ORDER BY 2 DESC",
+    "SELECT x FROM t UNION ALL SELECT x + 10 FROM t ORDER BY 1",
+    "WITH c AS (SELECT x FROM t) SELECT x FROM c ORDER BY 1",
+    # a key that is no output column of a grouped query
+    "SELECT x FROM t GROUP BY x ORDER BY max(id)",
+])
+def test_an_answer_in_the_wrong_order_fails(sql):
+    assert _reversed_answer(sql) is Verdict.MISMATCH
+
+
+def test_positions_name_output_columns():
+    plan = instrument(parse("SELECT id, x FROM t ORDER BY 2 DESC, 1"), _schemas(t=T))
+    assert [(k.column, k.descending) for k in plan.order_keys] == [(1, True), (0, False)]
+    # a typed integer is a constant, not a position
+    plan = instrument(parse("SELECT id, x FROM t ORDER BY CAST(2 AS BIGINT)"), _schemas(t=T))
+    assert plan.order_keys[0].column == plan.visible + 1  # a hidden key, after the row id
+
+
+def test_order_by_position_on_engines(engines):
+    verdicts = _verdicts(_case("SELECT id, x FROM t ORDER BY 2 DESC"), engines)
+    assert set(verdicts.values()) == {Verdict.MATCH}
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT x % 2 AS odd, count(*) AS n FROM t GROUP BY 1 ORDER BY 1",
+    "SELECT x % 2, sum(id) FROM t GROUP BY 1 ORDER BY 2",
+])
+def test_group_by_position_groups_by_that_column(engines, sql):
+    verdicts = _verdicts(_case(sql), engines)
+    assert set(verdicts.values()) == {Verdict.MATCH}, verdicts
+
+
+# -- aggregates inside window arguments -----------------------------------------------
+
+
+def test_aggregate_inside_a_window_argument_makes_the_query_grouped(engines):
+    case = _case("SELECT sum(min(x)) OVER () AS s FROM t")
+    plan = instrument(case.query, case.schemas)
+    assert plan.rowid_column is None
+    assert set(_verdicts(case, engines).values()) == {Verdict.MATCH}
