@@ -30,8 +30,9 @@ from harness.model import (
 )
 from harness.oracle import Oracle
 from harness.runner import run_case
-from harness.sql import parse
-from harness.types import INT32, INT64, from_arrow
+from harness.sql import parse, write
+from harness.errors import InvalidQuery, ReferenceGap
+from harness.types import INT32, INT64, INT128, from_arrow
 
 T = pa.table({"id": pa.array([1, 2, 3, 4, 5], pa.int64()), "x": pa.array([5, 3, 4, 1, 2], pa.int64())})
 U = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "y": pa.array([7, 8, 9], pa.int64())})
@@ -189,3 +190,72 @@ def test_aggregate_inside_a_window_argument_makes_the_query_grouped(engines):
     plan = instrument(case.query, case.schemas)
     assert plan.rowid_column is None
     assert set(_verdicts(case, engines).values()) == {Verdict.MATCH}
+
+
+# -- untyped NULL arguments, and the reference's own failures --------------------------
+
+
+@pytest.mark.parametrize("sql, arrow_type, last", [
+    # the NULL value takes the default's type (anycompatible)
+    ("SELECT id, lead(NULL, 1, false) OVER (ORDER BY id) AS v FROM t", pa.bool_(), False),
+    # nothing to take a type from: text, as PostgreSQL resolves it
+    ("SELECT id, array_agg(NULL) OVER (ORDER BY id) AS v FROM t", pa.list_(pa.string()), [None] * 5),
+])
+def test_an_untyped_null_argument_takes_the_calls_type(sql, arrow_type, last):
+    table = Oracle(parse(sql), {"t": T}).evaluate().table
+    assert table.schema.field("v").type == arrow_type
+    assert table.column("v").to_pylist()[-1] == last
+
+
+def test_untyped_null_arguments_on_engines(engines):
+    verdicts = _verdicts(_case("SELECT id, array_agg(NULL) OVER (ORDER BY id) AS v FROM t"), engines)
+    assert verdicts["reference"] is Verdict.MATCH and verdicts["duckdb"] is Verdict.MATCH
+
+
+def test_an_internal_error_of_the_reference_is_a_gap(monkeypatch):
+    import reference_impl.query as query
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("planted")
+
+    monkeypatch.setattr(query, "evaluate_query", broken)
+    with pytest.raises(ReferenceGap, match="internal error of the reference: ZeroDivisionError: planted"):
+        Oracle(parse("SELECT id FROM t"), {"t": T}).evaluate()
+
+
+# -- HUGEINT literals -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [5, -(10 ** 37), 10 ** 38 - 1])
+def test_a_hugeint_literal_reads_writes_and_evaluates(value):
+    query = parse(f"SELECT CAST({value} AS HUGEINT) AS h FROM t")
+    assert query.items[0].expr == Literal(value, INT128)
+    assert parse(write(query)) == query
+    assert Oracle(query, {"t": T}).evaluate().table.column("h").to_pylist() == [value] * 5
+
+
+def test_a_hugeint_literal_on_duckdb(engines):
+    assert set(_verdicts(_case("SELECT id, CAST(5 AS HUGEINT) AS h FROM t"), engines).values()) == {
+        Verdict.MATCH}
+
+
+# -- a token the parser cannot read is reported there ----------------------------------
+
+
+@pytest.mark.parametrize("sql, where, token", [
+    ("SELECT x, sum(x) OVER w FROM generate_series(1,5) g(x) WINDOW w AS (ORDER BY x)", "1:45", "'('"),
+    ("SELECT sum(x) OVER w FROM t TABLESAMPLE SYSTEM (10) WINDOW w AS (ORDER BY x)", "1:41", "'SYSTEM'"),
+    ("SELECT sum(x) OVER w\nFROM t, LATERAL (SELECT 1) AS s\nWINDOW w AS (ORDER BY x)", "2:17", "'('"),
+    ("SELECT sum(x) OVER w FROM t ORDER BY x FETCH FIRST 2 ROWS ONLY", "1:40", "'FETCH'"),
+    ("WITH c AS (SELECT sum(x) OVER w FROM t TABLESAMPLE SYSTEM (1) WINDOW w AS ()) SELECT * FROM c",
+     "1:52", "'SYSTEM'"),
+])
+def test_an_unreadable_token_is_reported_before_an_undefined_window(sql, where, token):
+    with pytest.raises(InvalidQuery) as raised:
+        parse(sql)
+    assert str(raised.value).startswith(f"{where}: ") and token in str(raised.value)
+
+
+def test_an_undefined_window_is_still_refused():
+    with pytest.raises(InvalidQuery, match="window 'w' is not defined"):
+        parse("SELECT sum(x) OVER w FROM t WINDOW v AS (ORDER BY x) ORDER BY 1")

@@ -13,7 +13,9 @@ module reads queries and sources; `expr_parser` reads expressions and windows.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 from harness.errors import InvalidQuery
 from harness.model import (
@@ -42,6 +44,20 @@ _Tail = tuple[tuple[SortKey, ...], int | None, int | None]
 
 
 class Parser(ExprParser):
+    def __init__(self, text: str, keep_invalid: bool = False) -> None:
+        super().__init__(text, keep_invalid)
+        # Checks of a whole SELECT (its windows resolve) wait until the text is
+        # read: a token the parser cannot read must be reported at that token,
+        # not as the window it kept the parser from reaching.
+        self.deferred: list[Callable[[], None]] = []
+
+    def check_later(self, check: Callable[[], None]) -> None:
+        self.deferred.append(check)
+
+    def run_deferred(self) -> None:
+        for check in self.deferred:
+            check()
+
     # -- queries -----------------------------------------------------------
 
     def query(self) -> Query:
@@ -109,7 +125,7 @@ class Parser(ExprParser):
                 "write the outer one over a subquery in FROM", at(tok))
         q = replace(q, order_by=tail[0], limit=tail[1], offset=tail[2])
         if isinstance(q, Select):
-            _check_windows(q, tok)
+            self.check_later(partial(_check_windows, q, tok))
         return q
 
     def _count(self) -> int:
@@ -132,7 +148,7 @@ class Parser(ExprParser):
         having = self.expr() if self.c.accept_word("having") else None
         windows = self._window_clause() if self.c.accept_word("window") else ()
         select = Select(tuple(items), source, where, group_by, having, windows, distinct=distinct)
-        _check_windows(select, tok)
+        self.check_later(partial(_check_windows, select, tok))
         return select
 
     def _item(self) -> SelectItem:
@@ -247,6 +263,7 @@ def parse(text: str, keep_invalid: bool = False) -> Query:
     p = Parser(text, keep_invalid)
     q = p.query()
     _finish(p)
+    p.run_deferred()
     return q
 
 
@@ -255,4 +272,5 @@ def parse_expr(text: str) -> Expr:
     p = Parser(text)
     e = p.expr()
     _finish(p)
+    p.run_deferred()
     return e
