@@ -56,6 +56,10 @@ INVALID_KINDS = (
                 r"a window function is not allowed here"),
     InvalidKind("nested-window", "window function inside a window function",
                 r"window functions cannot be nested"),
+    InvalidKind("groups-without-order-by", "GROUPS frame without ORDER BY",
+                r"a GROUPS frame needs an ORDER BY"),
+    InvalidKind("framed-window-copy", "OVER (w) or WINDOW w2 AS (w) copying a framed window",
+                r"has a frame and cannot be copied"),
 )
 
 KINDS_BY_NAME = {k.name: k for k in INVALID_KINDS}

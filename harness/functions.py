@@ -95,11 +95,7 @@ def _avg_type(args: tuple[SqlType | None, ...]) -> SqlType | None:
 
 
 def _list_of_first(args: tuple[SqlType | None, ...]) -> SqlType | None:
-    # array_agg(NULL): an untyped NULL with no other argument to take a type
-    # from is text, as PostgreSQL resolves an all-unknown polymorphic call.
-    if not args:
-        return None
-    return T.list_of(args[0] if args[0] is not None else T.STRING)
+    return T.list_of(args[0]) if args and args[0] is not None else None
 
 
 def _common_type(args: tuple[SqlType | None, ...]) -> SqlType | None:

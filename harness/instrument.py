@@ -218,7 +218,7 @@ def _sensitive_windows(query: Select) -> list[WindowSpec]:
     specs: dict[WindowKey, WindowSpec] = {}
     for item in query.items:
         for w in window_exprs(item.expr):
-            spec = resolve_window(w.window, query.windows)
+            spec = resolve_window(w.window, query.windows, lenient=True)
             if is_order_sensitive(w.func, spec.frame, bool(spec.order_by)):
                 specs.setdefault(_window_key(spec), spec)
     return list(specs.values())
@@ -242,7 +242,7 @@ def _sensitive_columns(query: Select) -> frozenset[int]:
     out = set()
     for i, item in enumerate(query.items):
         for w in window_exprs(item.expr):
-            spec = resolve_window(w.window, query.windows)
+            spec = resolve_window(w.window, query.windows, lenient=True)
             if is_order_sensitive(w.func, spec.frame, bool(spec.order_by)):
                 out.add(i)
     return frozenset(out)

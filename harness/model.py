@@ -521,13 +521,27 @@ def window_exprs(node: object) -> list[WindowExpr]:
     return found
 
 
+class FramedWindowCopy(InvalidQuery):
+    """A window that copies or refines a window with a frame (`OVER (w)`,
+    `OVER (w ORDER BY x)`, `WINDOW w2 AS (w)`): invalid by the standard's
+    syntax rules, not a malformed model. Kept apart so that a query meant to
+    fail can still be read and written, and the reference can refuse it."""
+
+
 def resolve_window(
-    spec: WindowSpec, named: tuple[NamedWindow, ...], _seen: frozenset[str] = frozenset()
+    spec: WindowSpec, named: tuple[NamedWindow, ...], _seen: frozenset[str] = frozenset(),
+    *, lenient: bool = False,
 ) -> WindowSpec:
     """Inline the named windows a spec refines, following the standard's rules.
 
     A refining window may add ORDER BY only if its base has none, and may not
     add PARTITION BY; the frame comes from the refining window, or else the base.
+    A definition of the WINDOW clause that names another window (`w2 AS (w)`)
+    always copies it, as `OVER (w)` does (its `parenthesized` is not used).
+
+    `lenient`: resolve a copy of a framed window as if copying were allowed
+    (the copy keeps the frame), for analysing a query meant to fail (its
+    features, its instrumentation); never for evaluating it.
     """
     if spec.base is None:
         return spec
@@ -536,15 +550,19 @@ def resolve_window(
         raise InvalidQuery(f"window {spec.base!r} is not defined in the WINDOW clause")
     if spec.base in _seen:
         raise InvalidQuery(f"window {spec.base!r} refers to itself")
-    base = resolve_window(by_name[spec.base], named, _seen | {spec.base})
+    definition = by_name[spec.base]
+    if definition.base is not None:
+        definition = replace(definition, parenthesized=True)
+    base = resolve_window(definition, named, _seen | {spec.base}, lenient=lenient)
     if spec.partition_by:
         raise InvalidQuery(f"a window refining {spec.base!r} cannot add PARTITION BY")
     if spec.order_by and base.order_by:
         raise InvalidQuery(f"a window refining {spec.base!r} cannot override its ORDER BY")
-    if base.frame is not None and (spec.order_by or spec.frame is not None or spec.parenthesized):
+    copies = spec.order_by or spec.frame is not None or spec.parenthesized
+    if base.frame is not None and copies and not lenient:
         # `OVER w` uses w as it is; `OVER (w)` copies it, and a framed window
         # cannot be copied (the standard's syntax rule; PostgreSQL agrees).
-        raise InvalidQuery(f"window {spec.base!r} has a frame and cannot be copied or refined")
+        raise FramedWindowCopy(f"window {spec.base!r} has a frame and cannot be copied or refined")
     return WindowSpec(
         base=None,
         partition_by=base.partition_by,

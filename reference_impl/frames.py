@@ -77,6 +77,9 @@ def resolve_frame(
     """Check a frame clause against the standard's syntax rules and evaluate its offsets."""
     frame = frame or DEFAULT_FRAME
     _check_bound_order(frame.start.kind, frame.end.kind)
+    if frame.mode is FrameMode.GROUPS and not order_specs:
+        # A syntax rule: GROUPS counts peer groups, which only an ORDER BY makes.
+        raise EvaluationError("a GROUPS frame needs an ORDER BY")
     has_offset = any(b.kind in (P, F) for b in (frame.start, frame.end))
     key_spec = None
     if frame.mode is FrameMode.RANGE and has_offset:

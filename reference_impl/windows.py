@@ -24,6 +24,7 @@ from harness.functions import FunctionKind, FunctionSpec, is_order_sensitive, lo
 from harness.model import (
     Column,
     Expr,
+    FramedWindowCopy,
     FuncCall,
     Select,
     WindowExpr,
@@ -156,7 +157,12 @@ def _window_exprs_in(expr: Expr) -> tuple[WindowExpr, ...]:
 
 
 def _plan(we: WindowExpr, select: Select, rewrite: Rewrite) -> WindowPlan:
-    resolved = resolve_window(we.window, select.windows)
+    try:
+        resolved = resolve_window(we.window, select.windows)
+    except FramedWindowCopy as e:
+        # The standard: a window specification naming an existing window
+        # copies it, and that window shall have no frame clause.
+        raise EvaluationError(str(e)) from None
     rewritten = rewrite(WindowExpr(we.func, resolved))
     assert isinstance(rewritten, WindowExpr)
     return WindowPlan(

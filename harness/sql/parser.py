@@ -21,6 +21,7 @@ from harness.errors import InvalidQuery
 from harness.model import (
     CommonTable,
     Expr,
+    FramedWindowCopy,
     Join,
     JoinKind,
     NamedWindow,
@@ -33,6 +34,7 @@ from harness.model import (
     SubqueryRef,
     TableRef,
     UnionAll,
+    WindowSpec,
     With,
     resolve_window,
     window_exprs,
@@ -125,7 +127,7 @@ class Parser(ExprParser):
                 "write the outer one over a subquery in FROM", at(tok))
         q = replace(q, order_by=tail[0], limit=tail[1], offset=tail[2])
         if isinstance(q, Select):
-            self.check_later(partial(_check_windows, q, tok))
+            self.check_later(partial(_check_windows, q, tok, self.keep_invalid))
         return q
 
     def _count(self) -> int:
@@ -148,7 +150,7 @@ class Parser(ExprParser):
         having = self.expr() if self.c.accept_word("having") else None
         windows = self._window_clause() if self.c.accept_word("window") else ()
         select = Select(tuple(items), source, where, group_by, having, windows, distinct=distinct)
-        self.check_later(partial(_check_windows, select, tok))
+        self.check_later(partial(_check_windows, select, tok, self.keep_invalid))
         return select
 
     def _item(self) -> SelectItem:
@@ -236,15 +238,20 @@ class Parser(ExprParser):
         return source
 
 
-def _check_windows(select: Select, tok: Token) -> None:
-    """Every window this SELECT uses must resolve by the refinement rules."""
-    try:
-        for w in select.windows:
-            resolve_window(w.spec, select.windows)
-        for e in window_exprs(select):
-            resolve_window(e.window, select.windows)
-    except InvalidQuery as e:
-        raise InvalidQuery(str(e), at(tok)) from None
+def _check_windows(select: Select, tok: Token, keep_invalid: bool) -> None:
+    """Every window this SELECT defines or uses must resolve by the refinement
+    rules. A copy of a framed window is invalid by definition, and kept for a
+    query meant to fail (`keep_invalid`)."""
+    # A definition is resolved through its name, as a use of it would be.
+    specs = [WindowSpec(base=w.name) for w in select.windows]
+    for spec in [*specs, *(e.window for e in window_exprs(select))]:
+        try:
+            resolve_window(spec, select.windows)
+        except FramedWindowCopy as e:
+            if not keep_invalid:
+                raise InvalidQuery(str(e), at(tok)) from None
+        except InvalidQuery as e:
+            raise InvalidQuery(str(e), at(tok)) from None
 
 
 def _finish(p: Parser) -> None:
