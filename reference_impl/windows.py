@@ -38,7 +38,13 @@ from reference_impl.api import WindowKey
 from reference_impl.compiled import Compiled, converted
 from reference_impl.context import Context
 from reference_impl.expressions import compile_expr
-from reference_impl.frames import FrameDef, frame_positions, partition_frames, resolve_frame
+from reference_impl.frames import (
+    FrameDef,
+    OffsetOutOfRange,
+    frame_positions,
+    partition_frames,
+    resolve_frame,
+)
 from reference_impl.memo import per_node
 from reference_impl.ordering import (
     SortedPartition,
@@ -219,7 +225,12 @@ def _order_peers(window: SortedWindow, key: WindowKey, rel: Relation, ctx: Conte
 
 def _evaluate(plan: WindowPlan, window: SortedWindow, rel: Relation, ctx: Context) -> WindowResult:
     """One window expression's values (and magnitudes, for aggregates), by row index."""
-    frame = resolve_frame(plan.spec.frame, window.specs, window.key_types)
+    try:
+        frame = resolve_frame(plan.spec.frame, window.specs, window.key_types)
+    except OffsetOutOfRange:
+        if rel.rows:
+            raise
+        frame = resolve_frame(None, window.specs, window.key_types)  # no row has a frame
     kind = lookup(plan.func.name).kind
     if kind is FunctionKind.AGGREGATE:
         return _evaluate_aggregate(plan, window, frame, rel, ctx)
