@@ -215,7 +215,7 @@ def _has_plain_aggregate(sel: Select) -> bool:
             return True
         return any(visit(c) for c in children(node))
 
-    return any(visit(n) for n in (*sel.items, sel.having, *sel.order_by) if n is not None)
+    return any(visit(n) for n in (*sel.items, sel.having, *sel.order_by, *sel.windows) if n is not None)
 
 
 def _per_case_limit(sel: Select) -> Select:

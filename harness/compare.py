@@ -20,6 +20,7 @@ The rules (DESIGN.md, "Comparison"), each in one place:
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections import defaultdict
@@ -46,6 +47,8 @@ from harness.errors import InvalidCase
 from harness.instrument import ROWID, OrderKey, Plan
 from harness.oracle import Oracle
 from reference_impl import Evaluation, PeerOrder
+
+UNCHECKED_ORDER = "the row order was not checked: an ORDER BY key is no column of the answer"
 
 # Permutations of tied rows the search may try before it gives up (inconclusive).
 SEARCH_BUDGET = 5040
@@ -266,7 +269,11 @@ def compare(actual: pa.Table, judgement: Judgement, oracle: Oracle) -> Outcome:
         unsorted = _check_sorted(rows, plan.order_keys, judgement.null_ordering)
         if unsorted:
             return Outcome(Verdict.MISMATCH, unsorted)
-    return _judge_with_ties(rows, judgement, oracle, user)
+    outcome = _judge_with_ties(rows, judgement, oracle, user)
+    if judgement.check_order and plan.order_keys is None and outcome.verdict is Verdict.MATCH:
+        # Said, never silent: the rows were judged, their order was not.
+        return dataclasses.replace(outcome, notes=(*outcome.notes, UNCHECKED_ORDER))
+    return outcome
 
 
 def compare_expected(expected: Expected, judgement: Judgement, oracle: Oracle) -> Outcome:

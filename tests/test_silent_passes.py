@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from harness.cases import Case
-from harness.compare import Judgement, Verdict, compare
+from harness.compare import UNCHECKED_ORDER, Judgement, Verdict, compare
 from harness.conformance import KINDS_BY_NAME, invalid_kind
 from harness.dialects.base import NULLS_LARGEST
 from harness.engines.registry import get_dialect, get_engine
@@ -303,3 +303,11 @@ def test_invalid_window_definitions_are_refused_by_the_reference(sql, kind):
 def test_a_framed_window_used_as_it_is_is_valid():
     sql = f"SELECT id, sum(x) OVER w AS s FROM t {FRAMED}, w2 AS (ORDER BY id)"
     assert Oracle(parse(sql), {"t": T}).evaluate().table.column("s").to_pylist() == [5, 3, 4, 1, 2]
+
+
+def test_an_order_that_cannot_be_checked_is_said():
+    # A `*` that cannot be written out leaves the query as it is: no hidden key.
+    plan, oracle = _setup("SELECT * FROM (SELECT id, x + 1 FROM t) AS q ORDER BY id")
+    assert plan.order_keys is None
+    outcome = compare(oracle.evaluate().table, Judgement(plan, NULLS_LARGEST), oracle)
+    assert outcome.verdict is Verdict.MATCH and UNCHECKED_ORDER in outcome.notes
