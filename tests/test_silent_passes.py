@@ -52,15 +52,15 @@ def _case(sql: str, **tables: pa.Table) -> Case:
 
 
 @pytest.fixture(scope="module")
-def engines():
+def judges():
     made = {name: get_engine(name) for name in ("reference", "duckdb", "duckdb~ntile")}
     for e in made.values():
         e.start()
     return made
 
 
-def _verdicts(case: Case, engines) -> dict[str, Verdict]:
-    return {r.engine: r.verdict for r in run_case(case, list(engines.values()))}
+def _verdicts(case: Case, judges) -> dict[str, Verdict]:
+    return {r.engine: r.verdict for r in run_case(case, list(judges.values()))}
 
 
 # -- `*` stands for every column of its source ---------------------------------------
@@ -68,8 +68,8 @@ def _verdicts(case: Case, engines) -> dict[str, Verdict]:
 NTILE_STAR = "SELECT * FROM (SELECT id, ntile(2) OVER (ORDER BY id) AS nt FROM t) q"
 
 
-def test_star_over_a_derived_table_judges_every_column(engines):
-    verdicts = _verdicts(_case(NTILE_STAR), engines)
+def test_star_over_a_derived_table_judges_every_column(judges):
+    verdicts = _verdicts(_case(NTILE_STAR), judges)
     assert verdicts["duckdb"] is Verdict.MATCH
     assert verdicts["reference"] is Verdict.MATCH
     assert verdicts["duckdb~ntile"] is Verdict.MISMATCH
@@ -126,9 +126,9 @@ def test_a_star_that_cannot_be_expanded_judges_the_whole_answer(sql):
     assert plan.visible == -1 and plan.rowid_column is None
 
 
-def test_unexpandable_star_still_judges_every_column(engines):
+def test_unexpandable_star_still_judges_every_column(judges):
     sql = "SELECT * FROM (SELECT id, ntile(2) OVER (ORDER BY id) + 0 FROM t) AS q"
-    verdicts = _verdicts(_case(sql), engines)
+    verdicts = _verdicts(_case(sql), judges)
     assert verdicts["duckdb"] is Verdict.MATCH
     assert verdicts["duckdb~ntile"] is Verdict.MISMATCH
 
@@ -170,8 +170,8 @@ def test_positions_name_output_columns():
     assert plan.order_keys[0].column == plan.visible + 1  # a hidden key, after the row id
 
 
-def test_order_by_position_on_engines(engines):
-    verdicts = _verdicts(_case("SELECT id, x FROM t ORDER BY 2 DESC"), engines)
+def test_order_by_position_on_engines(judges):
+    verdicts = _verdicts(_case("SELECT id, x FROM t ORDER BY 2 DESC"), judges)
     assert set(verdicts.values()) == {Verdict.MATCH}
 
 
@@ -179,19 +179,19 @@ def test_order_by_position_on_engines(engines):
     "SELECT x % 2 AS odd, count(*) AS n FROM t GROUP BY 1 ORDER BY 1",
     "SELECT x % 2, sum(id) FROM t GROUP BY 1 ORDER BY 2",
 ])
-def test_group_by_position_groups_by_that_column(engines, sql):
-    verdicts = _verdicts(_case(sql), engines)
+def test_group_by_position_groups_by_that_column(judges, sql):
+    verdicts = _verdicts(_case(sql), judges)
     assert set(verdicts.values()) == {Verdict.MATCH}, verdicts
 
 
 # -- aggregates inside window arguments -----------------------------------------------
 
 
-def test_aggregate_inside_a_window_argument_makes_the_query_grouped(engines):
+def test_aggregate_inside_a_window_argument_makes_the_query_grouped(judges):
     case = _case("SELECT sum(min(x)) OVER () AS s FROM t")
     plan = instrument(case.query, case.schemas)
     assert plan.rowid_column is None
-    assert set(_verdicts(case, engines).values()) == {Verdict.MATCH}
+    assert set(_verdicts(case, judges).values()) == {Verdict.MATCH}
 
 
 # -- untyped NULL arguments, and the reference's own failures --------------------------
@@ -205,13 +205,13 @@ def test_an_untyped_null_argument_takes_the_type_of_the_others():
     assert table.column("v").to_pylist() == [None, None, None, None, False]
 
 
-def test_an_untyped_null_with_nothing_to_take_a_type_from_is_a_gap(engines):
+def test_an_untyped_null_with_nothing_to_take_a_type_from_is_a_gap(judges):
     # PostgreSQL 15: "function array_agg(unknown) is not unique"; DuckDB and
     # DataFusion answer a list of NULLs of no type. No answer is the standard's.
     sql = "SELECT id, array_agg(NULL) OVER (ORDER BY id) AS v FROM t"
     with pytest.raises(ReferenceGap, match="has no type but holds values"):
         Oracle(parse(sql), {"t": T}).evaluate()
-    verdicts = _verdicts(_case(sql), engines)
+    verdicts = _verdicts(_case(sql), judges)
     assert verdicts["reference"] is Verdict.ERROR and verdicts["duckdb"] is Verdict.INCONCLUSIVE
 
 
@@ -237,8 +237,8 @@ def test_a_hugeint_literal_reads_writes_and_evaluates(value):
     assert Oracle(query, {"t": T}).evaluate().table.column("h").to_pylist() == [value] * 5
 
 
-def test_a_hugeint_literal_on_duckdb(engines):
-    assert set(_verdicts(_case("SELECT id, CAST(5 AS HUGEINT) AS h FROM t"), engines).values()) == {
+def test_a_hugeint_literal_on_duckdb(judges):
+    assert set(_verdicts(_case("SELECT id, CAST(5 AS HUGEINT) AS h FROM t"), judges).values()) == {
         Verdict.MATCH}
 
 
@@ -311,3 +311,17 @@ def test_an_order_that_cannot_be_checked_is_said():
     assert plan.order_keys is None
     outcome = compare(oracle.evaluate().table, Judgement(plan, NULLS_LARGEST), oracle)
     assert outcome.verdict is Verdict.MATCH and UNCHECKED_ORDER in outcome.notes
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("sql, refused", [
+    (f"SELECT id, sum(x) OVER (w) AS s FROM t {FRAMED}", "cannot copy window"),
+    ("SELECT id, sum(x) OVER (GROUPS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS s FROM t",
+     "GROUPS mode requires an ORDER BY"),
+])
+def test_postgres_refuses_what_the_reference_refuses(engines, sql, refused):
+    postgres = engines.get("postgres")
+    case = Case(id="c", description="c", tags=(), schemas=_schemas(t=T), tables={"t": T},
+                sql=sql, query=parse(sql, keep_invalid=True), error="invalid")
+    (result,) = run_case(case, [postgres])
+    assert result.verdict is Verdict.REJECTED_AS_EXPECTED and refused in result.notes[0]
