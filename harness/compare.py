@@ -280,10 +280,12 @@ def compare_expected(expected: Expected, judgement: Judgement, oracle: Oracle) -
     """Judge the reference itself against a case's hand-derived rows."""
     reference = oracle.evaluate().table
     user = range(len(expected.columns))
-    if judgement.plan.visible >= 0 and judgement.plan.visible != len(expected.columns):
+    # Not instrumented (visible -1): every column of the reference's answer is the user's.
+    width = judgement.plan.visible if judgement.plan.visible >= 0 else reference.num_columns
+    if width != len(expected.columns):
         return Outcome(
             Verdict.MISMATCH,
-            f"the case expects {len(expected.columns)} columns, the query has {judgement.plan.visible}",
+            f"the case expects {len(expected.columns)} columns, the query has {width}",
         )
     try:
         table = _expected_table(expected, reference, user)

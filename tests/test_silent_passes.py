@@ -325,3 +325,17 @@ def test_postgres_refuses_what_the_reference_refuses(engines, sql, refused):
                 sql=sql, query=parse(sql, keep_invalid=True), error="invalid")
     (result,) = run_case(case, [postgres])
     assert result.verdict is Verdict.REJECTED_AS_EXPECTED and refused in result.notes[0]
+
+
+def test_a_case_with_fewer_columns_than_an_uninstrumented_answer_fails():
+    from harness.cases import Expected
+    from harness.compare import compare_expected
+
+    plan, oracle = _setup("SELECT id FROM t UNION ALL SELECT x FROM t ORDER BY 1")
+    assert plan.visible == -1
+    rows = sorted([(v,) for v in [1, 2, 3, 4, 5] * 2])
+    judged = compare_expected(Expected(("id",), tuple(rows)), Judgement(plan, NULLS_LARGEST), oracle)
+    assert judged.verdict is Verdict.MATCH
+    plan, oracle = _setup("SELECT id, x FROM t UNION ALL SELECT x, id FROM t")
+    short = compare_expected(Expected(("id",), tuple(rows)), Judgement(plan, NULLS_LARGEST), oracle)
+    assert short.verdict is Verdict.MISMATCH and "expects 1 columns, the query has 2" in short.detail
