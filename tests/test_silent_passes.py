@@ -339,3 +339,13 @@ def test_a_case_with_fewer_columns_than_an_uninstrumented_answer_fails():
     plan, oracle = _setup("SELECT id, x FROM t UNION ALL SELECT x, id FROM t")
     short = compare_expected(Expected(("id",), tuple(rows)), Judgement(plan, NULLS_LARGEST), oracle)
     assert short.verdict is Verdict.MISMATCH and "expects 1 columns, the query has 2" in short.detail
+
+
+@pytest.mark.parametrize("engine", [
+    "datafusion",  # "This feature is not implemented: Unsupported SQL type HUGEINT" (55.2.0)
+    pytest.param("spark", marks=pytest.mark.spark),  # [UNSUPPORTED_DATATYPE] (4.3.0)
+    pytest.param("postgres", marks=pytest.mark.postgres),  # the dialect's type.hugeint
+])
+def test_engines_without_hugeint_are_unsupported(engines, engine):
+    (result,) = run_case(_case("SELECT id, CAST(5 AS HUGEINT) AS h FROM t"), [engines.get(engine)])
+    assert result.verdict is Verdict.UNSUPPORTED, (result.verdict, result.detail)

@@ -70,7 +70,9 @@ SPARK = SparkDialect(
     name="spark",
     unsupported=UNSUPPORTED,
     refusals=REFUSALS,
-    not_implemented=(r"\[UNSUPPORTED_FEATURE\b",),
+    # UNSUPPORTED_DATATYPE: a type Spark does not have, e.g. CAST(5 AS HUGEINT)
+    # ('[UNSUPPORTED_DATATYPE] Unsupported data type "HUGEINT"', 4.3.0).
+    not_implemented=(r"\[UNSUPPORTED_FEATURE\b", r"\[UNSUPPORTED_DATATYPE\]"),
     # WINDOW_FUNCTION_FRAME_NOT_ORDERED without an ORDER BY (first_value and
     # last_value are accepted; measured on 4.3.0).
     needs_order_by=frozenset({
