@@ -47,6 +47,7 @@ from harness.model import (
     children,
     key_position,
     resolve_window,
+    rewrite,
     window_exprs,
 )
 from harness.star import Names, Scope, cte_names, expand_stars, query_names
@@ -128,10 +129,12 @@ def _instrument_select(query: Select, tables: dict[str, TableSchema], ctes: dict
         return Plan(query, visible=-1, order_keys=_unexpanded_order_keys(query),
                     limit=query.limit, offset=query.offset)
     query = expanded
+    row_level = not ctes and _is_row_level(query, tables)
+    if row_level:
+        query = _nested_stars_written_out(query, tables)
     visible = len(query.items)
     items = list(query.items)
     rowid = witness = None
-    row_level = not ctes and _is_row_level(query, tables)
     if row_level:
         rowid = len(items)
         items.append(SelectItem(Column(ROWID), ROWID))
@@ -149,6 +152,22 @@ def _instrument_select(query: Select, tables: dict[str, TableSchema], ctes: dict
         offset=query.offset,
         sensitive_columns=_sensitive_columns(query),
     )
+
+
+def _nested_stars_written_out(query: Select, tables: dict[str, TableSchema]) -> Select:
+    """`query` with each `*` of its subqueries written out as columns: with a row id,
+    every table carries the hidden `__wh_rowid`, which a `*` would pick up (an
+    IN (SELECT * FROM u) would get two columns). A WITH inside is left as it is."""
+
+    def write_out(node: object) -> object | None:
+        if isinstance(node, With):
+            return node
+        if isinstance(node, Select) and node is not query:
+            inner = _nested_stars_written_out(node, tables)
+            return expand_stars(inner, tables) or inner
+        return None
+
+    return rewrite(query, write_out)  # type: ignore[return-value]
 
 
 def _instrument_with(query: With, tables: dict[str, TableSchema]) -> Plan:

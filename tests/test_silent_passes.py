@@ -18,18 +18,23 @@ from harness.engines.registry import get_dialect, get_engine
 from harness.errors import EvaluationError, InvalidQuery, ReferenceGap, Unsupported
 from harness.instrument import instrument, with_rowid
 from harness.model import (
+    Column,
     ColumnDef,
     CommonTable,
+    Exists,
+    InSubquery,
     Literal,
     Select,
     SelectItem,
     Star,
     SubqueryRef,
     TableFunctionRef,
+    TableRef,
     TableSchema,
     Values,
     WindowSpec,
     With,
+    walk,
 )
 from harness.oracle import Oracle
 from harness.runner import run_case
@@ -349,3 +354,15 @@ def test_a_case_with_fewer_columns_than_an_uninstrumented_answer_fails():
 def test_engines_without_hugeint_are_unsupported(engines, engine):
     (result,) = run_case(_case("SELECT id, CAST(5 AS HUGEINT) AS h FROM t"), [engines.get(engine)])
     assert result.verdict is Verdict.UNSUPPORTED, (result.verdict, result.detail)
+
+
+def test_stars_inside_subqueries_of_a_row_level_query_are_written_out():
+    # Every table carries the hidden row id then: `SELECT *` inside would pick it up.
+    inner = Select((SelectItem(Star()),), TableRef("u"))
+    query = Select((SelectItem(Column("id")), SelectItem(Exists(inner), "e")), TableRef("t"),
+                   where=InSubquery(Column("id"), inner))
+    plan = instrument(query, _schemas(t=T, u=U))
+    assert plan.rowid_column is not None
+    nested = [n for n in walk(plan.query) if isinstance(n, Select) and n is not plan.query]
+    assert nested and all(not any(isinstance(i.expr, Star) for i in s.items) for s in nested)
+    assert [i.expr.name for i in nested[0].items] == ["id", "y"]
