@@ -30,6 +30,7 @@ import pyarrow as pa
 from harness.functions import is_aggregate, is_order_sensitive
 from harness.model import (
     SUBQUERY_EXPRS,
+    AllColumns,
     Column,
     FuncCall,
     Query,
@@ -139,8 +140,10 @@ def _instrument_select(query: Select, tables: dict[str, TableSchema], ctes: dict
         rowid = len(items)
         items.append(SelectItem(Column(ROWID), ROWID))
         witness = _add_witnesses(query, items, unordered_witness)
-    # With DISTINCT a hidden column would change which rows are distinct.
-    order_keys = _order_keys(query, items, allow_hidden=not query.distinct)
+    # With DISTINCT a hidden column would change which rows are distinct; with
+    # GROUP BY ALL, what the query groups by.
+    by_all = any(isinstance(e, AllColumns) for e in query.group_by)
+    order_keys = _order_keys(query, items, allow_hidden=not query.distinct and not by_all)
     instrumented = replace(query, items=tuple(items))
     return Plan(
         query=instrumented,

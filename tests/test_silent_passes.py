@@ -7,6 +7,8 @@ harness must give a typed verdict.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pyarrow as pa
 import pytest
 
@@ -18,6 +20,7 @@ from harness.engines.registry import get_dialect, get_engine
 from harness.errors import EvaluationError, InvalidQuery, ReferenceGap, Unsupported
 from harness.instrument import instrument, with_rowid
 from harness.model import (
+    AllColumns,
     Column,
     ColumnDef,
     CommonTable,
@@ -366,3 +369,11 @@ def test_stars_inside_subqueries_of_a_row_level_query_are_written_out():
     nested = [n for n in walk(plan.query) if isinstance(n, Select) and n is not plan.query]
     assert nested and all(not any(isinstance(i.expr, Star) for i in s.items) for s in nested)
     assert [i.expr.name for i in nested[0].items] == ["id", "y"]
+
+
+def test_group_by_all_gets_no_hidden_column():
+    # A hidden ORDER BY key in the select list would be one more GROUP BY ALL key.
+    query = replace(parse("SELECT x, count(*) AS n FROM t GROUP BY x ORDER BY max(id)"),
+                    group_by=(AllColumns(),))
+    plan = instrument(query, _schemas(t=T))
+    assert len(plan.query.items) == plan.visible == 2 and plan.order_keys is None
