@@ -69,6 +69,7 @@ from harness.model import (
     WindowExpr,
     WindowSpec,
     children,
+    key_position,
 )
 from harness.types import INT64
 from reference_impl.rewrite import map_children
@@ -249,7 +250,7 @@ def _has_plain_aggregate(sel: Select) -> bool:
             return True
         return any(visit(c) for c in children(node))
 
-    return any(visit(n) for n in (*sel.items, sel.having, *sel.order_by) if n is not None)
+    return any(visit(n) for n in (*sel.items, sel.having, *sel.order_by, *sel.windows) if n is not None)
 
 
 def _per_case_limit(sel: Select) -> Select:
@@ -305,7 +306,13 @@ def _output_names(items: Sequence[SelectItem]) -> list[str]:
 
 
 def _output_position(expr: Expr, items: Sequence[SelectItem]) -> int | None:
-    """The select-list position an ORDER BY key names: an alias, or the same expression."""
+    """The select-list position an ORDER BY key names: a position (the case id,
+    last, is no user column), an alias, or the same expression."""
+    position = key_position(expr)
+    if position is not None:
+        if not 1 <= position < len(items):
+            raise NotBatchable(f"ORDER BY position {position} is not in the select list")
+        return position - 1
     for i, item in enumerate(items):
         if isinstance(expr, Column) and expr.table is None and item.alias == expr.name:
             return i

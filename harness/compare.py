@@ -20,6 +20,7 @@ The rules (DESIGN.md, "Comparison"), each in one place:
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections import defaultdict
@@ -46,6 +47,8 @@ from harness.errors import InvalidCase
 from harness.instrument import ROWID, OrderKey, Plan
 from harness.oracle import Oracle
 from reference_impl import Evaluation, PeerOrder
+
+UNCHECKED_ORDER = "the row order was not checked: an ORDER BY key is no column of the answer"
 
 # Permutations of tied rows the search may try before it gives up (inconclusive).
 SEARCH_BUDGET = 5040
@@ -266,17 +269,23 @@ def compare(actual: pa.Table, judgement: Judgement, oracle: Oracle) -> Outcome:
         unsorted = _check_sorted(rows, plan.order_keys, judgement.null_ordering)
         if unsorted:
             return Outcome(Verdict.MISMATCH, unsorted)
-    return _judge_with_ties(rows, judgement, oracle, user)
+    outcome = _judge_with_ties(rows, judgement, oracle, user)
+    if judgement.check_order and plan.order_keys is None and outcome.verdict is Verdict.MATCH:
+        # Said, never silent: the rows were judged, their order was not.
+        return dataclasses.replace(outcome, notes=(*outcome.notes, UNCHECKED_ORDER))
+    return outcome
 
 
 def compare_expected(expected: Expected, judgement: Judgement, oracle: Oracle) -> Outcome:
     """Judge the reference itself against a case's hand-derived rows."""
     reference = oracle.evaluate().table
     user = range(len(expected.columns))
-    if judgement.plan.visible >= 0 and judgement.plan.visible != len(expected.columns):
+    # Not instrumented (visible -1): every column of the reference's answer is the user's.
+    width = judgement.plan.visible if judgement.plan.visible >= 0 else reference.num_columns
+    if width != len(expected.columns):
         return Outcome(
             Verdict.MISMATCH,
-            f"the case expects {len(expected.columns)} columns, the query has {judgement.plan.visible}",
+            f"the case expects {len(expected.columns)} columns, the query has {width}",
         )
     try:
         table = _expected_table(expected, reference, user)

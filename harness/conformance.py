@@ -64,6 +64,10 @@ INVALID_KINDS = (
                 r"cannot compare (DATE|TIMESTAMP) with VARCHAR|cannot compare VARCHAR with (DATE|TIMESTAMP)"),
     InvalidKind("string-agg-not-text", "string_agg over a non-string argument",
                 r"string_agg\(\) needs text"),
+    InvalidKind("groups-without-order-by", "GROUPS frame without ORDER BY",
+                r"a GROUPS frame needs an ORDER BY"),
+    InvalidKind("framed-window-copy", "OVER (w) or WINDOW w2 AS (w) copying a framed window",
+                r"has a frame and cannot be copied"),
 )
 
 KINDS_BY_NAME = {k.name: k for k in INVALID_KINDS}

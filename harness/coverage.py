@@ -267,7 +267,7 @@ def case_keys(
         if not isinstance(node, Select):
             continue
         for expr in window_exprs(node):
-            spec = resolve_window(expr.window, node.windows)
+            spec = resolve_window(expr.window, node.windows, lenient=True)
             keys |= expression_keys(expr, spec, case.schemas, functions)
     return keys
 

@@ -172,7 +172,7 @@ def _select_windows(node: Select, before: int) -> dict[str, tuple[WindowExpr, Wi
     named = {item.alias: item for item in node.items if isinstance(item, SelectItem)}
     found: dict[str, tuple[WindowExpr, WindowSpec]] = {}
     for expr in window_exprs(node):
-        spec = resolve_window(expr.window, node.windows)
+        spec = resolve_window(expr.window, node.windows, lenient=True)
         alias = next((a for a, item in named.items() if item.expr is expr), None)
         found[alias or f"#{before + len(found) + 1}"] = (expr, spec)
     return found

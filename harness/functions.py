@@ -61,6 +61,14 @@ def _first_arg(args: tuple[SqlType | None, ...]) -> SqlType | None:
     return args[0] if args else None
 
 
+def _value_or_default(args: tuple[SqlType | None, ...]) -> SqlType | None:
+    """lag/lead(value, offset, default): value and default are one `anycompatible`
+    type, so an untyped NULL value takes the default's type (PostgreSQL's rule)."""
+    if not args:
+        return None
+    return args[0] if args[0] is not None or len(args) < 3 else args[2]
+
+
 def _sum_type(args: tuple[SqlType | None, ...]) -> SqlType | None:
     t = args[0]
     if t is None:
@@ -110,8 +118,8 @@ _SPECS = [
     _spec("cume_dist", W, (0, 0), _fixed(T.FLOAT64)),
     _spec("ntile", W, (1, 1), _fixed(T.INT64), order_sensitive=True),
     # Offset functions: relative to the current row in the partition's order.
-    _spec("lag", W, (1, 3), _first_arg, order_sensitive=True, ignore_nulls=True),
-    _spec("lead", W, (1, 3), _first_arg, order_sensitive=True, ignore_nulls=True),
+    _spec("lag", W, (1, 3), _value_or_default, order_sensitive=True, ignore_nulls=True),
+    _spec("lead", W, (1, 3), _value_or_default, order_sensitive=True, ignore_nulls=True),
     # Value functions: read the frame.
     _spec("first_value", W, (1, 1), _first_arg, order_sensitive=True, uses_frame=True, ignore_nulls=True),
     _spec("last_value", W, (1, 1), _first_arg, order_sensitive=True, uses_frame=True, ignore_nulls=True),

@@ -9,11 +9,15 @@ GROUP BY or DISTINCT) the harness adds hidden columns to the select list:
   window that has an order-sensitive expression, which reveals the order in
   which the engine put tied rows (the witness order for tie-aware checks);
 - `__wh_ok_<i>`: a top-level ORDER BY key that is not already an output
-  column, so the engine's row order can be checked.
+  column, so the engine's row order can be checked (in any SELECT without
+  DISTINCT, grouped or not).
 
 Adding columns to the select list changes neither the rows nor the values of
-the other columns. Queries of other shapes are left as they are and compared
-as bags.
+the other columns. Queries of other shapes are compared as bags, on every
+column the user's select list has: `*` is first expanded into the columns it
+stands for over any source (`harness.star`), and where it cannot be, the
+whole answer is judged. A top-level ORDER BY key that is a bare integer is a
+position (`harness.model.key_position`), never the constant.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ import pyarrow as pa
 
 from harness.functions import is_aggregate, is_order_sensitive
 from harness.model import (
+    SUBQUERY_EXPRS,
+    AllColumns,
     Column,
     FuncCall,
     Query,
@@ -32,14 +38,20 @@ from harness.model import (
     SelectItem,
     SortKey,
     Star,
+    SubqueryRef,
     TableRef,
     TableSchema,
+    UnionAll,
     WindowExpr,
     WindowSpec,
+    With,
     children,
+    key_position,
     resolve_window,
+    rewrite,
     window_exprs,
 )
+from harness.star import Names, Scope, cte_names, expand_stars, query_names
 
 ROWID = "__wh_rowid"
 RN_PREFIX = "__wh_rn_"
@@ -73,7 +85,15 @@ class Plan:
     @property
     def unlimited(self) -> Query:
         """The query without LIMIT/OFFSET, to know every row the limit may pick from."""
-        return replace(self.query, limit=None, offset=None) if isinstance(self.query, Select) else self.query
+        return _without_limit(self.query)
+
+
+def _without_limit(query: Query) -> Query:
+    if isinstance(query, With):
+        return replace(query, body=_without_limit(query.body))
+    if isinstance(query, (Select, UnionAll)):
+        return replace(query, limit=None, offset=None)
+    return query
 
 
 def with_rowid(tables: Mapping[str, pa.Table]) -> dict[str, pa.Table]:
@@ -91,21 +111,39 @@ def instrument(query: Query, schemas: tuple[TableSchema, ...], unordered_witness
     (every row of a partition is a peer there) with an unordered row_number,
     for engines that accept one.
     """
+    tables = {s.name: s for s in schemas}
+    if isinstance(query, With):
+        return _instrument_with(query, tables)
+    if isinstance(query, UnionAll):
+        return _union_plan(query, query, Scope(tables, {}))
     if not isinstance(query, Select):
         return Plan(query, visible=-1, order_keys=None if _has_order(query) else ())
-    query = _expand_star(query, {s.name: s for s in schemas})
-    if any(isinstance(i.expr, Star) for i in query.items):
-        # A `*` left unexpanded (over VALUES, a table function, a derived
-        # table) is more than one column: judge every column, add none.
-        return Plan(query, visible=-1, order_keys=None if _has_order(query) else ())
+    return _instrument_select(query, tables, {}, unordered_witness)
+
+
+def _instrument_select(query: Select, tables: dict[str, TableSchema], ctes: dict[str, Names | None],
+                       unordered_witness: bool) -> Plan:
+    expanded = expand_stars(query, tables, ctes)
+    if expanded is None:
+        # A `*` whose columns cannot be written out: nothing is added, and
+        # every column of the answer is judged (visible=-1).
+        return Plan(query, visible=-1, order_keys=_unexpanded_order_keys(query),
+                    limit=query.limit, offset=query.offset)
+    query = expanded
+    row_level = not ctes and _is_row_level(query, tables)
+    if row_level:
+        query = _nested_stars_written_out(query, tables)
     visible = len(query.items)
     items = list(query.items)
     rowid = witness = None
-    if _is_row_level(query):
+    if row_level:
         rowid = len(items)
         items.append(SelectItem(Column(ROWID), ROWID))
         witness = _add_witnesses(query, items, unordered_witness)
-    order_keys = _order_keys(query, items, allow_hidden=_is_row_level(query))
+    # With DISTINCT a hidden column would change which rows are distinct; with
+    # GROUP BY ALL, what the query groups by.
+    by_all = any(isinstance(e, AllColumns) for e in query.group_by)
+    order_keys = _order_keys(query, items, allow_hidden=not query.distinct and not by_all)
     instrumented = replace(query, items=tuple(items))
     return Plan(
         query=instrumented,
@@ -119,13 +157,50 @@ def instrument(query: Query, schemas: tuple[TableSchema, ...], unordered_witness
     )
 
 
+def _nested_stars_written_out(query: Select, tables: dict[str, TableSchema]) -> Select:
+    """`query` with each `*` of its subqueries written out as columns: with a row id,
+    every table carries the hidden `__wh_rowid`, which a `*` would pick up (an
+    IN (SELECT * FROM u) would get two columns). A WITH inside is left as it is."""
+
+    def write_out(node: object) -> object | None:
+        if isinstance(node, With):
+            return node
+        if isinstance(node, Select) and node is not query:
+            inner = _nested_stars_written_out(node, tables)
+            return expand_stars(inner, tables) or inner
+        return None
+
+    return rewrite(query, write_out)  # type: ignore[return-value]
+
+
+def _instrument_with(query: With, tables: dict[str, TableSchema]) -> Plan:
+    """A WITH query: its body is instrumented with the CTEs' columns in scope.
+
+    No row id: a CTE may read the table with `*`, and would pass the row id on.
+    """
+    ctes = cte_names(query.ctes, Scope(tables, {}))
+    body = query.body
+    if isinstance(body, Select):
+        plan = _instrument_select(body, tables, ctes, unordered_witness=False)
+        return replace(plan, query=replace(query, body=plan.query))
+    if isinstance(body, UnionAll):
+        return _union_plan(query, body, Scope(tables, ctes))
+    return Plan(query, visible=-1, order_keys=None if _has_order(body) else ())
+
+
+def _union_plan(query: Query, union: UnionAll, scope: Scope) -> Plan:
+    return Plan(query, visible=-1, order_keys=_union_order_keys(union, scope),
+                limit=union.limit, offset=union.offset)
+
+
 def _has_order(query: Query) -> bool:
     return bool(getattr(query, "order_by", ()))
 
 
-def _is_row_level(query: Select) -> bool:
+def _is_row_level(query: Select, tables: dict[str, TableSchema]) -> bool:
     return (
         isinstance(query.source, TableRef)
+        and query.source.name in tables
         and not query.group_by
         and query.having is None
         and not query.distinct
@@ -134,31 +209,21 @@ def _is_row_level(query: Select) -> bool:
 
 
 def _has_plain_aggregate(query: Select) -> bool:
-    """A GROUP BY-less aggregate such as SELECT count(*) FROM t (not one under OVER)."""
+    """An aggregate over groups, which makes the query grouped even without GROUP BY:
+    SELECT count(*) FROM t, or sum(min(x)) OVER () (the window's own function
+    is not one, its arguments may hold one). A subquery's aggregates are its own."""
 
     def visit(node: object) -> bool:
-        if isinstance(node, WindowExpr):
+        if isinstance(node, (*SUBQUERY_EXPRS, Select, SubqueryRef)):
             return False
+        if isinstance(node, WindowExpr):
+            return any(visit(c) for c in (*children(node.func), node.window))
         if isinstance(node, FuncCall) and is_aggregate(node.name):
             return True
         return any(visit(c) for c in children(node))
 
-    return any(visit(item.expr) for item in query.items)
-
-
-def _expand_star(query: Select, schemas: dict[str, TableSchema]) -> Select:
-    if not any(isinstance(i.expr, Star) for i in query.items):
-        return query
-    if not isinstance(query.source, TableRef) or query.source.name not in schemas:
-        return query  # left to the engines and the reference to expand
-    columns = schemas[query.source.name].columns
-    items: list[SelectItem] = []
-    for item in query.items:
-        if isinstance(item.expr, Star):
-            items.extend(SelectItem(Column(c.name)) for c in columns)
-        else:
-            items.append(item)
-    return replace(query, items=tuple(items))
+    clauses = (*query.items, query.having, *query.order_by, *query.windows, query.qualify)
+    return any(visit(c) for c in clauses if c is not None)
 
 
 def _window_key(spec: WindowSpec) -> WindowKey:
@@ -175,7 +240,7 @@ def _sensitive_windows(query: Select) -> list[WindowSpec]:
     specs: dict[WindowKey, WindowSpec] = {}
     for item in query.items:
         for w in window_exprs(item.expr):
-            spec = resolve_window(w.window, query.windows)
+            spec = resolve_window(w.window, query.windows, lenient=True)
             if is_order_sensitive(w.func, spec.frame, bool(spec.order_by)):
                 specs.setdefault(_window_key(spec), spec)
     return list(specs.values())
@@ -199,7 +264,7 @@ def _sensitive_columns(query: Select) -> frozenset[int]:
     out = set()
     for i, item in enumerate(query.items):
         for w in window_exprs(item.expr):
-            spec = resolve_window(w.window, query.windows)
+            spec = resolve_window(w.window, query.windows, lenient=True)
             if is_order_sensitive(w.func, spec.frame, bool(spec.order_by)):
                 out.add(i)
     return frozenset(out)
@@ -212,17 +277,25 @@ def _order_keys(
     for i, key in enumerate(query.order_by):
         column = _output_position(key, query.items)
         if column is None:
-            if not allow_hidden:
-                return None
+            if not allow_hidden or key_position(key.expr) is not None:
+                return None  # a position out of range: the query is refused anyway
             column = len(items)
             items.append(SelectItem(key.expr, f"{ORDER_KEY_PREFIX}{i}"))
-        nulls_first = None if key.nulls is None else key.nulls.name == "FIRST"
-        keys.append(OrderKey(column, key.descending, nulls_first))
+        keys.append(_order_key(key, column))
     return tuple(keys)
 
 
+def _order_key(key: SortKey, column: int) -> OrderKey:
+    nulls_first = None if key.nulls is None else key.nulls.name == "FIRST"
+    return OrderKey(column, key.descending, nulls_first)
+
+
 def _output_position(key: SortKey, items: tuple[SelectItem, ...]) -> int | None:
-    """The select-list position an ORDER BY key refers to: an alias, or the same expression."""
+    """The select-list position an ORDER BY key refers to: a position (ORDER BY 2),
+    an alias, or the same expression."""
+    position = key_position(key.expr)
+    if position is not None:
+        return position - 1 if 1 <= position <= len(items) else None
     for i, item in enumerate(items):
         if isinstance(key.expr, Column) and key.expr.table is None and item.alias == key.expr.name:
             return i
@@ -230,3 +303,39 @@ def _output_position(key: SortKey, items: tuple[SelectItem, ...]) -> int | None:
         if item.expr == key.expr:
             return i
     return None
+
+
+def _unexpanded_order_keys(query: Select) -> tuple[OrderKey, ...] | None:
+    """Order keys of a select list whose `*` stayed unexpanded: positions count
+    output columns, and the items before the first `*` keep their positions."""
+    stars = [i for i, item in enumerate(query.items) if isinstance(item.expr, Star)]
+    before = query.items[: stars[0]] if stars else query.items
+    keys = []
+    for key in query.order_by:
+        position = key_position(key.expr)
+        if position is not None:
+            column = position - 1 if position >= 1 else None
+        else:
+            column = _output_position(key, before)
+        if column is None:
+            return None
+        keys.append(_order_key(key, column))
+    return tuple(keys)
+
+
+def _union_order_keys(union: UnionAll, scope: Scope) -> tuple[OrderKey, ...] | None:
+    """A UNION ALL is ordered by positions or by the output names of its left side."""
+    names = query_names(union.left, scope) or ()
+    keys = []
+    for key in union.order_by:
+        position = key_position(key.expr)
+        if position is not None:
+            column = position - 1 if position >= 1 else None
+        elif isinstance(key.expr, Column) and key.expr.table is None and names.count(key.expr.name) == 1:
+            column = names.index(key.expr.name)
+        else:
+            column = None
+        if column is None:
+            return None
+        keys.append(_order_key(key, column))
+    return tuple(keys)

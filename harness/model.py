@@ -22,7 +22,7 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 from enum import Enum
 
 from harness.errors import InvalidQuery
-from harness.types import SqlType
+from harness.types import INT32, INT64, SqlType
 
 # ---------------------------------------------------------------------------
 # Scalar expressions
@@ -522,13 +522,27 @@ def window_exprs(node: object) -> list[WindowExpr]:
     return found
 
 
+class FramedWindowCopy(InvalidQuery):
+    """A window that copies or refines a window with a frame (`OVER (w)`,
+    `OVER (w ORDER BY x)`, `WINDOW w2 AS (w)`): invalid by the standard's
+    syntax rules, not a malformed model. Kept apart so that a query meant to
+    fail can still be read and written, and the reference can refuse it."""
+
+
 def resolve_window(
-    spec: WindowSpec, named: tuple[NamedWindow, ...], _seen: frozenset[str] = frozenset()
+    spec: WindowSpec, named: tuple[NamedWindow, ...], _seen: frozenset[str] = frozenset(),
+    *, lenient: bool = False,
 ) -> WindowSpec:
     """Inline the named windows a spec refines, following the standard's rules.
 
     A refining window may add ORDER BY only if its base has none, and may not
     add PARTITION BY; the frame comes from the refining window, or else the base.
+    A definition of the WINDOW clause that names another window (`w2 AS (w)`)
+    always copies it, as `OVER (w)` does (its `parenthesized` is not used).
+
+    `lenient`: resolve a copy of a framed window as if copying were allowed
+    (the copy keeps the frame), for analysing a query meant to fail (its
+    features, its instrumentation); never for evaluating it.
     """
     if spec.base is None:
         return spec
@@ -537,21 +551,40 @@ def resolve_window(
         raise InvalidQuery(f"window {spec.base!r} is not defined in the WINDOW clause")
     if spec.base in _seen:
         raise InvalidQuery(f"window {spec.base!r} refers to itself")
-    base = resolve_window(by_name[spec.base], named, _seen | {spec.base})
+    definition = by_name[spec.base]
+    if definition.base is not None:
+        definition = replace(definition, parenthesized=True)
+    base = resolve_window(definition, named, _seen | {spec.base}, lenient=lenient)
     if spec.partition_by:
         raise InvalidQuery(f"a window refining {spec.base!r} cannot add PARTITION BY")
     if spec.order_by and base.order_by:
         raise InvalidQuery(f"a window refining {spec.base!r} cannot override its ORDER BY")
-    if base.frame is not None and (spec.order_by or spec.frame is not None or spec.parenthesized):
+    copies = spec.order_by or spec.frame is not None or spec.parenthesized
+    if base.frame is not None and copies and not lenient:
         # `OVER w` uses w as it is; `OVER (w)` copies it, and a framed window
         # cannot be copied (the standard's syntax rule; PostgreSQL agrees).
-        raise InvalidQuery(f"window {spec.base!r} has a frame and cannot be copied or refined")
+        raise FramedWindowCopy(f"window {spec.base!r} has a frame and cannot be copied or refined")
     return WindowSpec(
         base=None,
         partition_by=base.partition_by,
         order_by=spec.order_by or base.order_by,
         frame=spec.frame if spec.frame is not None else base.frame,
     )
+
+
+def key_position(expr: object) -> int | None:
+    """The select-list position (1-based) that a top-level ORDER BY or GROUP BY
+    key names, or None when the key is an expression.
+
+    As in PostgreSQL, only a bare integer literal is a position: the type a
+    bare integer token is read as (INTEGER, else BIGINT), which the writer
+    spells without a CAST. `CAST(1 AS SMALLINT)` and `1 + 0` are constants.
+    Inside OVER, an integer is always a constant.
+    """
+    if not isinstance(expr, Literal) or type(expr.value) is not int:
+        return None
+    natural = INT32 if -(2 ** 31) <= expr.value < 2 ** 31 else INT64
+    return expr.value if expr.type == natural else None
 
 
 def rewrite(root: object, fn: Callable[[object], object | None]) -> object:

@@ -188,7 +188,7 @@ def _order_dependent(node: object, scope: Select | None = None) -> bool:
     if isinstance(node, Select):
         scope = node
     if isinstance(node, WindowExpr):
-        spec = resolve_window(node.window, scope.windows if scope is not None else ())
+        spec = resolve_window(node.window, scope.windows if scope is not None else (), lenient=True)
         if is_order_sensitive(node.func, spec.frame, bool(spec.order_by)):
             return True
     elif isinstance(node, FuncCall) and node.name in FUNCTIONS and FUNCTIONS[node.name].ordered_aggregate:

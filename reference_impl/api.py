@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from harness.errors import HarnessError, ReferenceGap
 from harness.model import Expr, Query, SortKey
 from harness.semantics import STANDARD, SemanticsProfile
 
@@ -66,4 +67,11 @@ def evaluate(
 ) -> Evaluation:
     from reference_impl.query import evaluate_query
 
-    return evaluate_query(query, tables, profile=profile, peer_order=peer_order)
+    try:
+        return evaluate_query(query, tables, profile=profile, peer_order=peer_order)
+    except HarnessError:
+        raise
+    except Exception as e:
+        # A failure of the reference's own code is a gap in the oracle: the
+        # runner reports it as such (never a pass), and it names the cause.
+        raise ReferenceGap(f"internal error of the reference: {type(e).__name__}: {e}") from e

@@ -60,6 +60,11 @@ class FrameBound:
     offset: object = None  # int (ROWS, GROUPS); int, Decimal, float or Interval (RANGE)
 
 
+class OffsetOutOfRange(EvaluationError):
+    """A NULL, negative or NaN frame offset: a data exception, raised when a row's
+    frame is computed, so a window over no rows does not raise it (as ntile(0))."""
+
+
 @dataclass(frozen=True)
 class FrameDef:
     """A window's frame with its offsets evaluated and checked."""
@@ -77,6 +82,9 @@ def resolve_frame(
     """Check a frame clause against the standard's syntax rules and evaluate its offsets."""
     frame = frame or DEFAULT_FRAME
     _check_bound_order(frame.start.kind, frame.end.kind)
+    if frame.mode is FrameMode.GROUPS and not order_specs:
+        # A syntax rule: GROUPS counts peer groups, which only an ORDER BY makes.
+        raise EvaluationError("a GROUPS frame needs an ORDER BY")
     has_offset = any(b.kind in (P, F) for b in (frame.start, frame.end))
     key_spec = None
     if frame.mode is FrameMode.RANGE and has_offset:
@@ -110,7 +118,7 @@ def _resolve_bound(bound: Bound, mode: FrameMode, key_type: SqlType | None) -> F
     offset = bound.offset
     value = offset.value if type(offset) is Literal else constant_value(offset)
     if value is None:
-        raise EvaluationError("a frame offset must not be NULL")
+        raise OffsetOutOfRange("a frame offset must not be NULL")
     if mode is FrameMode.RANGE:
         return FrameBound(bound.kind, _range_offset(value, key_type))
     return FrameBound(bound.kind, _count_offset(value, mode))
@@ -121,7 +129,7 @@ def _count_offset(value: object, mode: FrameMode) -> int:
         # The standard wants an exact number of scale 0; engines round or reject others.
         raise ReferenceGap(f"a {mode.value} offset that is not an integer: {value!r}")
     if value < 0:
-        raise EvaluationError(f"a {mode.value} frame offset must not be negative: {value}")
+        raise OffsetOutOfRange(f"a {mode.value} frame offset must not be negative: {value}")
     return value
 
 
@@ -130,7 +138,7 @@ def _range_offset(value: object, key_type: SqlType | None) -> object:
         if not isinstance(value, Interval):
             raise EvaluationError(f"a RANGE offset over {key_type} must be an interval")
         if value.count < 0:
-            raise EvaluationError(f"a RANGE frame offset must not be negative: {value}")
+            raise OffsetOutOfRange(f"a RANGE frame offset must not be negative: {value}")
         return value
     if key_type is None or not key_type.is_numeric:
         raise EvaluationError(
@@ -139,7 +147,7 @@ def _range_offset(value: object, key_type: SqlType | None) -> object:
     if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
         raise EvaluationError(f"a RANGE offset over {key_type} must be a number, got {value!r}")
     if (isinstance(value, float) and math.isnan(value)) or value < 0:
-        raise EvaluationError(f"a RANGE frame offset must not be negative or NaN: {value}")
+        raise OffsetOutOfRange(f"a RANGE frame offset must not be negative or NaN: {value}")
     if isinstance(value, float) and math.isinf(value):
         # key +- inf is NaN for an infinite key; the standard does not say which rows that takes.
         raise ReferenceGap("an infinite RANGE offset")

@@ -9,8 +9,10 @@ turns each aggregate call (and each non-column group key) into a column.
 
 from __future__ import annotations
 
-from harness.errors import ReferenceGap
-from harness.model import Column, Expr, FuncCall, Literal, Select
+import dataclasses
+
+from harness.errors import EvaluationError, ReferenceGap
+from harness.model import Column, Expr, FuncCall, Literal, Select, Star, key_position, window_exprs
 from harness.types import FLOAT64
 from reference_impl.aggregates import CompiledAggregate, compile_aggregate
 from reference_impl.compiled import Compiled
@@ -20,6 +22,29 @@ from reference_impl.memo import per_node
 from reference_impl.relation import Field, Relation, Row
 from reference_impl.rewrite import Replacement, Rewrite, aggregate_calls
 from reference_impl.values import row_key
+
+
+@per_node
+def with_group_positions(select: Select) -> Select:
+    """`select` with each GROUP BY position (GROUP BY 2, a bare integer) replaced by
+    the select item it names, as PostgreSQL reads it."""
+    if all(key_position(e) is None for e in select.group_by):
+        return select
+    if any(isinstance(item.expr, Star) for item in select.items):
+        raise ReferenceGap("GROUP BY a position with * in the select list")
+    return dataclasses.replace(select, group_by=tuple(_group_key(e, select) for e in select.group_by))
+
+
+def _group_key(expr: Expr, select: Select) -> Expr:
+    position = key_position(expr)
+    if position is None:
+        return expr
+    if not 1 <= position <= len(select.items):
+        raise EvaluationError(f"GROUP BY position {position} is not in the select list")
+    item = select.items[position - 1].expr
+    if aggregate_calls(item) or window_exprs(item):
+        raise EvaluationError(f"GROUP BY position {position} names an aggregate or window function")
+    return item
 
 
 def needs_grouping(select: Select) -> bool:
@@ -41,7 +66,7 @@ def _aggregate_calls(select: Select) -> tuple[FuncCall, ...]:
 def group(rel: Relation, select: Select, ctx: Context) -> tuple[Relation, Rewrite]:
     """The grouped relation and the rewrite that reads it."""
     if any(isinstance(e, Literal) for e in select.group_by):
-        raise ReferenceGap("GROUP BY a position or constant")
+        raise ReferenceGap("GROUP BY a constant")
     keys = [compile_expr(e, rel) for e in select.group_by]
     calls = _aggregate_calls(select)
     aggs = [compile_aggregate(c, rel, ctx.profile) for c in calls]

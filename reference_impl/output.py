@@ -31,6 +31,8 @@ def _arrow_column(rel: Relation, index: int) -> pa.Array:
     # from_pandas=False is the default for a list; passing it skips a lookup per call.
     values = [row[index] for row in rel.rows]
     t = rel.fields[index].type
+    if t is None and any(v is not None for v in values):
+        raise ReferenceGap(f"column {rel.fields[index].name!r} has no type but holds values")
     try:
         return pa.array(values, type=_arrow_type(t), from_pandas=False)
     except pa.ArrowInvalid:

@@ -17,7 +17,6 @@ from harness.errors import EvaluationError, InvalidQuery, ReferenceGap
 from harness.model import (
     Column,
     Expr,
-    Literal,
     Query,
     Select,
     SortKey,
@@ -25,6 +24,7 @@ from harness.model import (
     UnionAll,
     Values,
     With,
+    key_position,
 )
 from harness.types import FLOAT64
 from reference_impl.api import Evaluation, PeerOrder, SemanticsProfile
@@ -32,7 +32,7 @@ from reference_impl.casts import cast_value
 from reference_impl.compiled import Compiled
 from reference_impl.context import Context
 from reference_impl.expressions import compile_expr, compile_predicate
-from reference_impl.grouping import group, needs_grouping
+from reference_impl.grouping import group, needs_grouping, with_group_positions
 from reference_impl.ordering import SortSpec, compare_keys, sort_spec, stable_sort
 from reference_impl.output import to_evaluation
 from reference_impl.profile import using_profile
@@ -81,6 +81,7 @@ class OutputColumn:
 
 
 def _run_select(select: Select, ctx: Context) -> Relation:
+    select = with_group_positions(select)
     rel = scan_source(select.source, ctx, run_query)
     if select.where is not None:
         rel = _filter(rel, select.where)
@@ -173,14 +174,11 @@ def _order_key(
 
 
 def _output_position(expr: Expr, names: list[str]) -> int | None:
-    if (
-        isinstance(expr, Literal)
-        and isinstance(expr.value, int)
-        and not isinstance(expr.value, bool)
-    ):
-        if not 1 <= expr.value <= len(names):
-            raise EvaluationError(f"ORDER BY position {expr.value} is not in the select list")
-        return expr.value - 1
+    position = key_position(expr)  # a bare integer; CAST(2 AS BIGINT) is a constant
+    if position is not None:
+        if not 1 <= position <= len(names):
+            raise EvaluationError(f"ORDER BY position {position} is not in the select list")
+        return position - 1
     if isinstance(expr, Column) and expr.table is None and names.count(expr.name) == 1:
         return names.index(expr.name)
     return None

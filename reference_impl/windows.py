@@ -24,6 +24,7 @@ from harness.functions import FunctionKind, FunctionSpec, is_order_sensitive, lo
 from harness.model import (
     Column,
     Expr,
+    FramedWindowCopy,
     FuncCall,
     Select,
     WindowExpr,
@@ -37,7 +38,13 @@ from reference_impl.api import WindowKey
 from reference_impl.compiled import Compiled, converted
 from reference_impl.context import Context
 from reference_impl.expressions import compile_expr
-from reference_impl.frames import FrameDef, frame_positions, partition_frames, resolve_frame
+from reference_impl.frames import (
+    FrameDef,
+    OffsetOutOfRange,
+    frame_positions,
+    partition_frames,
+    resolve_frame,
+)
 from reference_impl.memo import per_node
 from reference_impl.ordering import (
     SortedPartition,
@@ -156,7 +163,12 @@ def _window_exprs_in(expr: Expr) -> tuple[WindowExpr, ...]:
 
 
 def _plan(we: WindowExpr, select: Select, rewrite: Rewrite) -> WindowPlan:
-    resolved = resolve_window(we.window, select.windows)
+    try:
+        resolved = resolve_window(we.window, select.windows)
+    except FramedWindowCopy as e:
+        # The standard: a window specification naming an existing window
+        # copies it, and that window shall have no frame clause.
+        raise EvaluationError(str(e)) from None
     rewritten = rewrite(WindowExpr(we.func, resolved))
     assert isinstance(rewritten, WindowExpr)
     return WindowPlan(
@@ -213,7 +225,12 @@ def _order_peers(window: SortedWindow, key: WindowKey, rel: Relation, ctx: Conte
 
 def _evaluate(plan: WindowPlan, window: SortedWindow, rel: Relation, ctx: Context) -> WindowResult:
     """One window expression's values (and magnitudes, for aggregates), by row index."""
-    frame = resolve_frame(plan.spec.frame, window.specs, window.key_types)
+    try:
+        frame = resolve_frame(plan.spec.frame, window.specs, window.key_types)
+    except OffsetOutOfRange:
+        if rel.rows:
+            raise
+        frame = resolve_frame(None, window.specs, window.key_types)  # no row has a frame
     kind = lookup(plan.func.name).kind
     if kind is FunctionKind.AGGREGATE:
         return _evaluate_aggregate(plan, window, frame, rel, ctx)

@@ -234,6 +234,13 @@ KNOWN_ISSUES = [
         lambda e, c: e.func.name.startswith(("var", "stddev")) and _has_huge(_argument_values(e, c)),
         symptom=r"engine inf",
     ),
+    *(KnownIssue(
+        name, "by-design",
+        f"{name} accepts a GROUPS frame without ORDER BY (every row one peer group), which the "
+        f"standard's syntax rules refuse (baseline: {name}-groups-without-order-by)",
+        lambda e, c: e.window.frame is not None and e.window.frame.mode.value == "GROUPS",
+        symptom=r"a GROUPS frame needs an ORDER BY",
+    ) for name in ("duckdb", "sqlite")),
     KnownIssue(
         None, "by-design",
         "string_agg/array_agg elements tied on the aggregate's own ORDER BY (or all of them, "

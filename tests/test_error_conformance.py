@@ -181,3 +181,21 @@ def test_the_matrix_rows_come_from_the_reference_reason() -> None:
     refused = attribute("wrongly-rejected", Feature.FRAME_START_AFTER_END.value,
                         case_rows(load_case(CASES / "errors" / "valid_empty_frame_groups.yaml")))
     assert "error conformance/valid: a frame that starts after it ends" in refused
+
+
+# Measured on DuckDB 2.0.1, DataFusion 55.2.0, SQLite 3.40.1 (PostgreSQL 15 refuses both,
+# tests/test_silent_passes.py); the wrongly-accepted ones are baseline entries.
+@pytest.mark.parametrize("case, engine, verdict", [
+    ("errors/framed_window_copy", "duckdb", Verdict.REJECTED_AS_EXPECTED),
+    ("errors/framed_window_copy", "sqlite", Verdict.REJECTED_AS_EXPECTED),
+    ("errors/framed_window_copy", "datafusion", Verdict.WRONGLY_ACCEPTED),
+    ("errors/framed_window_copy_in_window_clause", "duckdb", Verdict.REJECTED_AS_EXPECTED),
+    ("errors/framed_window_copy_in_window_clause", "datafusion", Verdict.WRONGLY_ACCEPTED),
+    ("errors/groups_without_order_by", "datafusion", Verdict.REJECTED_AS_EXPECTED),
+    ("errors/groups_without_order_by", "duckdb", Verdict.WRONGLY_ACCEPTED),
+    ("errors/groups_without_order_by", "sqlite", Verdict.WRONGLY_ACCEPTED),
+    ("errors/valid_named_framed_window", "datafusion", Verdict.MATCH),
+])
+def test_copies_of_framed_windows_and_unordered_groups(conformance_run, case, engine, verdict) -> None:
+    r = _verdict(conformance_run, case, engine)
+    assert r.verdict is verdict, (r.verdict, r.detail)

@@ -47,7 +47,10 @@ def test_campaign_reports_a_flaky_engine_as_nondeterministic(tmp_path) -> None:
     result = run_campaign(CampaignConfig(
         seed=3, engines=("duckdb", "duckdb~flaky"), out=tmp_path / "c", cases=40, batch_size=4,
         reduce=False, isolate=False, metamorphic_share=0, reruns=3))
-    flaky = [f for f in result.findings if f["engine"] == "duckdb~flaky"]
+    # What plain DuckDB is found to do too (it accepts a GROUPS frame without ORDER
+    # BY, an invalid case of seed 3/28) is DuckDB's own finding, not the fault's.
+    own = {f["verdict"] for f in result.findings if f["engine"] == "duckdb"}
+    flaky = [f for f in result.findings if f["engine"] == "duckdb~flaky" and f["verdict"] not in own]
     assert flaky and all(f["verdict"] == "nondeterministic" for f in flaky), flaky
     saved = yaml.safe_load((tmp_path / "c" / flaky[0]["file"]).read_text())
     assert len(saved["finding"]["distinct_answers"]) >= 2

@@ -46,7 +46,7 @@ class CoverageSteer:
         def rarity(i: int) -> tuple[int, int]:
             expr = candidates[i]
             try:
-                spec = resolve_window(expr.window, windows)
+                spec = resolve_window(expr.window, windows, lenient=True)
             except InvalidQuery:  # a window name the candidate cannot resolve: never preferred
                 return (1 << 30, i)
             keys = expression_keys(expr, spec, schemas)
@@ -76,7 +76,7 @@ def data_shapes(case: Case) -> list[str]:
         if not isinstance(node, Select):
             continue
         for expr in window_exprs(node):
-            spec = resolve_window(expr.window, node.windows)
+            spec = resolve_window(expr.window, node.windows, lenient=True)
             keys = [k.expr.name for k in spec.order_by if isinstance(k.expr, Column)]
             table = _table_with(case.tables, keys)
             if table is None or not keys:

@@ -81,7 +81,9 @@ SPARK = SparkDialect(
     name="spark",
     unsupported=UNSUPPORTED,
     refusals=REFUSALS,
-    not_implemented=(r"\[UNSUPPORTED_FEATURE\b",),
+    # UNSUPPORTED_DATATYPE: a type Spark does not have, e.g. CAST(5 AS HUGEINT)
+    # ('[UNSUPPORTED_DATATYPE] Unsupported data type "HUGEINT"', 4.3.0).
+    not_implemented=(r"\[UNSUPPORTED_FEATURE\b", r"\[UNSUPPORTED_DATATYPE\]"),
     # VALUES names its columns col1, col2, ... and range its column `id`
     # (measured on 4.3.0), so the writer spells the names out.
     explicit_source_columns=True,

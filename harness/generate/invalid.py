@@ -19,6 +19,7 @@ breaker's intent.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from random import Random
@@ -38,6 +39,7 @@ from harness.model import (
     FrameMode,
     FuncCall,
     Literal,
+    NamedWindow,
     Select,
     Star,
     TableRef,
@@ -248,6 +250,36 @@ def _nested_window(query: Select, rng: Random, case: Case) -> Select | None:
     return _change_window_expr(query, rng, lambda w: WindowExpr(FuncCall("count", (w,)), WindowSpec()))
 
 
+def _groups_without_order_by(query: Select, rng: Random, case: Case) -> Select | None:
+    """A GROUPS frame on a window that orders nothing (its ORDER BY, if any, removed)."""
+
+    def change(w: WindowExpr) -> WindowExpr | None:
+        if w.window.base is not None or not _reads_frame(w):
+            return None
+        frame = Frame(FrameMode.GROUPS, UNBOUNDED_PRECEDING, CURRENT_ROW)
+        return replace(w, window=replace(w.window, order_by=(), frame=frame))
+
+    return _change_window_expr(query, rng, change, only=window_exprs(query))
+
+
+def _framed_window_copy(query: Select, rng: Random, case: Case) -> Select | None:
+    """One inline window moved to the WINDOW clause with a frame, and used as
+    `OVER (w)`: a copy of a framed window (`OVER w` would be valid)."""
+    taken = {w.name for w in query.windows}
+    name = next(f"w{i}" for i in itertools.count(1) if f"w{i}" not in taken)
+    moved: list[NamedWindow] = []
+
+    def change(w: WindowExpr) -> WindowExpr | None:
+        if w.window.base is not None or not _reads_frame(w):
+            return None
+        frame = w.window.frame or Frame(FrameMode.ROWS, UNBOUNDED_PRECEDING, CURRENT_ROW)
+        moved.append(NamedWindow(name, replace(w.window, frame=frame)))
+        return replace(w, window=WindowSpec(base=name, parenthesized=True))
+
+    broken = _change_window_expr(query, rng, change, only=window_exprs(query))
+    return None if broken is None else replace(broken, windows=(*broken.windows, *moved))
+
+
 BREAKERS: dict[str, Breaker] = {
     "frame-from-unbounded-following": _with_frame(_from_unbounded_following, syntax=True),
     "frame-to-unbounded-preceding": _with_frame(_to_unbounded_preceding, syntax=True),
@@ -260,4 +292,6 @@ BREAKERS: dict[str, Breaker] = {
     "nth-value-not-positive": _nth_value_not_positive,
     "window-in-where": _window_in_where,
     "nested-window": _nested_window,
+    "groups-without-order-by": _groups_without_order_by,
+    "framed-window-copy": _framed_window_copy,
 }

@@ -264,11 +264,15 @@ def frames(draw: st.DrawFn, on: frozenset[Toggle], order_keys: int) -> Frame:
 
 
 @st.composite
-def window_specs(draw: st.DrawFn, scope: Scope, named: tuple[NamedWindow, ...]) -> WindowSpec:
-    """An OVER clause or WINDOW definition, maybe refining one of `named` within the
-    rules of resolve_window; shrinks towards the empty window `OVER ()`."""
+def window_specs(draw: st.DrawFn, scope: Scope, named: tuple[NamedWindow, ...],
+                 definition: bool = False) -> WindowSpec:
+    """An OVER clause or WINDOW definition (`definition`), maybe refining one of
+    `named` within the rules of resolve_window; shrinks towards the empty window
+    `OVER ()`. A definition naming a window copies it, so only a window without
+    a frame; `OVER (w)` copies too, `OVER w` does not."""
     plain = scope.plain
-    bases = tuple(w.name for w in named) if Toggle.NAMED_WINDOWS in scope.on else ()
+    usable = [w for w in named if not definition or resolve_window(WindowSpec(w.name), named).frame is None]
+    bases = tuple(w.name for w in usable) if Toggle.NAMED_WINDOWS in scope.on else ()
     base = draw(none_or(sampled(bases))) if bases else None
     inherited = resolve_window(WindowSpec(base), named) if base else WindowSpec()
     partition_by = () if base else draw(tuples(expressions(plain), 0, 2))
@@ -278,7 +282,10 @@ def window_specs(draw: st.DrawFn, scope: Scope, named: tuple[NamedWindow, ...]) 
     frame = None
     if Toggle.FRAMES in scope.on and inherited.frame is None:
         frame = draw(none_or(_frames(scope.on, keys)))
-    return WindowSpec(base, partition_by, order_by, frame)
+    spec = WindowSpec(base, partition_by, order_by, frame)
+    if base and not definition and inherited.frame is None and spec == WindowSpec(base):
+        return replace(spec, parenthesized=draw(st.booleans()))
+    return spec
 
 
 @cached
@@ -294,7 +301,7 @@ def window_clauses(draw: st.DrawFn, scope: Scope) -> tuple[NamedWindow, ...]:
         return ()
     named: list[NamedWindow] = []
     for name in draw(_unique_names(scope.on)):
-        named.append(NamedWindow(name, draw(window_specs(scope, tuple(named)))))
+        named.append(NamedWindow(name, draw(window_specs(scope, tuple(named), definition=True))))
     return tuple(named)
 
 

@@ -267,6 +267,8 @@ def _over(ctx: Context, pool: WindowPool, i: int) -> WindowSpec:
         frame = _maybe_frame(ctx, order_by or spec.order_by, p=0.8)
         if order_by or frame is not None:
             return WindowSpec(base=name, order_by=order_by, frame=frame)
+        # Nothing to add: `OVER (w)`, a copy of w (allowed, as w has no frame).
+        return WindowSpec(base=name, parenthesized=True)
     return WindowSpec(base=name)
 
 

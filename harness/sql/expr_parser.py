@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 from harness import functions
 from harness.errors import InvalidInput, InvalidQuery
@@ -332,7 +333,11 @@ class ExprParser:
 
     def _over(self) -> WindowSpec:
         if self.c.at_op("("):
-            return self.window_spec()
+            spec = self.window_spec()
+            # `OVER (w)` copies w, where `OVER w` uses it as it is (the standard
+            # forbids copying a window that has a frame).
+            bare = spec.base is not None and spec == WindowSpec(base=spec.base)
+            return replace(spec, parenthesized=True) if bare else spec
         return WindowSpec(base=self.c.name("a window name or '('"))
 
     def window_spec(self) -> WindowSpec:

@@ -39,7 +39,8 @@ from harness.model import Literal
 from harness.sql.lexer import Kind
 from harness.types import FLOAT64, INT32, INT64, SqlType, TypeKind, decimal
 
-_INT_BITS = {TypeKind.INT8: 8, TypeKind.INT16: 16, TypeKind.INT32: 32, TypeKind.INT64: 64}
+_INT_BITS = {TypeKind.INT8: 8, TypeKind.INT16: 16, TypeKind.INT32: 32, TypeKind.INT64: 64,
+             TypeKind.INT128: 128}
 
 SPECIAL_FLOATS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 

@@ -13,12 +13,15 @@ module reads queries and sources; `expr_parser` reads expressions and windows.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 from harness.errors import InvalidQuery
 from harness.model import (
     CommonTable,
     Expr,
+    FramedWindowCopy,
     Join,
     JoinKind,
     NamedWindow,
@@ -33,6 +36,7 @@ from harness.model import (
     TableRef,
     UnionAll,
     Values,
+    WindowSpec,
     With,
     resolve_window,
     window_exprs,
@@ -45,6 +49,20 @@ _Tail = tuple[tuple[SortKey, ...], int | None, int | None]
 
 
 class Parser(ExprParser):
+    def __init__(self, text: str, keep_invalid: bool = False) -> None:
+        super().__init__(text, keep_invalid)
+        # Checks of a whole SELECT (its windows resolve) wait until the text is
+        # read: a token the parser cannot read must be reported at that token,
+        # not as the window it kept the parser from reaching.
+        self.deferred: list[Callable[[], None]] = []
+
+    def check_later(self, check: Callable[[], None]) -> None:
+        self.deferred.append(check)
+
+    def run_deferred(self) -> None:
+        for check in self.deferred:
+            check()
+
     # -- queries -----------------------------------------------------------
 
     def query(self) -> Query:
@@ -145,7 +163,7 @@ class Parser(ExprParser):
                 "write the outer one over a subquery in FROM", at(tok))
         q = replace(q, order_by=tail[0], limit=tail[1], offset=tail[2])
         if isinstance(q, Select):
-            _check_windows(q, tok)
+            self.check_later(partial(_check_windows, q, tok, self.keep_invalid))
         return q
 
     def _count(self) -> int:
@@ -168,7 +186,7 @@ class Parser(ExprParser):
         having = self.expr() if self.c.accept_word("having") else None
         windows = self._window_clause() if self.c.accept_word("window") else ()
         select = Select(tuple(items), source, where, group_by, having, windows, distinct=distinct)
-        _check_windows(select, tok)
+        self.check_later(partial(_check_windows, select, tok, self.keep_invalid))
         return select
 
     def _item(self) -> SelectItem:
@@ -302,15 +320,20 @@ class Parser(ExprParser):
         return ref
 
 
-def _check_windows(select: Select, tok: Token) -> None:
-    """Every window this SELECT uses must resolve by the refinement rules."""
-    try:
-        for w in select.windows:
-            resolve_window(w.spec, select.windows)
-        for e in window_exprs(select):
-            resolve_window(e.window, select.windows)
-    except InvalidQuery as e:
-        raise InvalidQuery(str(e), at(tok)) from None
+def _check_windows(select: Select, tok: Token, keep_invalid: bool) -> None:
+    """Every window this SELECT defines or uses must resolve by the refinement
+    rules. A copy of a framed window is invalid by definition, and kept for a
+    query meant to fail (`keep_invalid`)."""
+    # A definition is resolved through its name, as a use of it would be.
+    specs = [WindowSpec(base=w.name) for w in select.windows]
+    for spec in [*specs, *(e.window for e in window_exprs(select))]:
+        try:
+            resolve_window(spec, select.windows)
+        except FramedWindowCopy as e:
+            if not keep_invalid:
+                raise InvalidQuery(str(e), at(tok)) from None
+        except InvalidQuery as e:
+            raise InvalidQuery(str(e), at(tok)) from None
 
 
 def _finish(p: Parser) -> None:
@@ -329,6 +352,7 @@ def parse(text: str, keep_invalid: bool = False) -> Query:
     p = Parser(text, keep_invalid)
     q = p.query()
     _finish(p)
+    p.run_deferred()
     return q
 
 
@@ -337,4 +361,5 @@ def parse_expr(text: str) -> Expr:
     p = Parser(text)
     e = p.expr()
     _finish(p)
+    p.run_deferred()
     return e

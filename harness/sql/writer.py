@@ -15,6 +15,7 @@ operand of a Cast of a Literal in parentheses (see `harness.sql.literals`).
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable
 from typing import Any
@@ -33,6 +34,7 @@ from harness.model import (
     Column,
     Expr,
     Frame,
+    FramedWindowCopy,
     FrameMode,
     FuncCall,
     Interval,
@@ -353,20 +355,24 @@ class _Writer:
                 self.require(feature)
 
     def window_expr(self, w: WindowExpr) -> str:
-        ranking = not functions.lookup(w.func.name).uses_frame
         # The frame may come from a named window, so look at the resolved one.
-        resolved = resolve_window(w.window, self.windows)
-        if ranking and resolved.frame is not None and not self.d.supports(Feature.FRAME_ON_RANKING):
-            raise Unsupported(Feature.FRAME_ON_RANKING.value)
-        self.check_window_limits(w.func.name, resolved)
-        if resolved.frame is not None and resolved.frame.mode is FrameMode.RANGE and not resolved.order_by:
-            self.require(Feature.RANGE_WITHOUT_ORDER_BY)
+        # `OVER (w)` of a framed w is meant to fail: the engine must refuse it.
+        with contextlib.suppress(FramedWindowCopy):
+            self.check_resolved_window(w.func.name, resolve_window(w.window, self.windows))
         call = self.call(w.func, in_window=True)
         spec = w.window
         if spec.base is not None and spec == WindowSpec(base=spec.base):
             self.require(Feature.NAMED_WINDOW)
             return f"{call} OVER {self.quote(spec.base)}"
         return f"{call} OVER ({self.spec(spec)})"
+
+    def check_resolved_window(self, name: str, resolved: WindowSpec) -> None:
+        ranking = not functions.lookup(name).uses_frame
+        if ranking and resolved.frame is not None and not self.d.supports(Feature.FRAME_ON_RANKING):
+            raise Unsupported(Feature.FRAME_ON_RANKING.value)
+        self.check_window_limits(name, resolved)
+        if resolved.frame is not None and resolved.frame.mode is FrameMode.RANGE and not resolved.order_by:
+            self.require(Feature.RANGE_WITHOUT_ORDER_BY)
 
     def check_window_limits(self, name: str, resolved: WindowSpec) -> None:
         """Per-function limits of a dialect: an ORDER BY it insists on, a moving
