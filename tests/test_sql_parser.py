@@ -322,7 +322,7 @@ def test_window_and_with_rules(sql, fragment):
     ("SELECT (SELECT 1)", "subqueries in expressions"),
     ("SELECT CASE a WHEN 1 THEN 2 END", "searched CASE"),
     ("SELECT CAST(a AS VARCHAR(10))", "unknown type"),
-    ("SELECT INTERVAL '3 days'", "whole number"),
+    ("SELECT INTERVAL 'three' DAY", "whole number"),
     ("SELECT INTERVAL '3' WEEK", "interval unit"),
     ("SELECT DATE '2024-02-30'", "invalid DATE"),
     ("SELECT TIMESTAMP '2024-01-01 00:00:00+01:00'", "time zone"),
