@@ -61,6 +61,7 @@ from harness.model import (
     WindowSpec,
     children,
 )
+from harness.sql.all_keys import expand_all_keys
 from harness.types import INT64
 from reference_impl.rewrite import map_children
 
@@ -149,6 +150,7 @@ def split_answer(answer: pa.Table, size: int) -> list[pa.Table]:
 def _select(sel: Select) -> Select:
     if any(isinstance(item.expr, Star) for item in sel.items):
         raise NotBatchable("SELECT * is not batched (the case id would be selected twice)")
+    sel = _spelled_out(sel)
     if not sel.group_by and _has_plain_aggregate(sel):
         raise NotBatchable("an aggregate without GROUP BY answers one row even for an empty case")
     if sel.source is None:
@@ -163,6 +165,8 @@ def _select(sel: Select) -> Select:
         having=_partitioned(sel.having, case),
         windows=tuple(NamedWindow(w.name, _spec(w.spec, case)) for w in sel.windows),
         order_by=tuple(_partitioned(k, case) for k in sel.order_by),
+        # QUALIFY's windows are partitioned like the others, so it filters per case.
+        qualify=_partitioned(sel.qualify, case),
     )
     if sel.limit is None and sel.offset is None:
         return batched
@@ -214,7 +218,20 @@ def _has_plain_aggregate(sel: Select) -> bool:
             return True
         return any(visit(c) for c in children(node))
 
-    return any(visit(n) for n in (*sel.items, sel.having, *sel.order_by) if n is not None)
+    nodes = (*sel.items, sel.having, *sel.order_by, sel.qualify)
+    return any(visit(n) for n in nodes if n is not None)
+
+
+def _spelled_out(sel: Select) -> Select:
+    """GROUP BY ALL and ORDER BY ALL as ordinary keys, so the case id can lead
+    them; ORDER BY ALL as the items' expressions (a constant item by its
+    position), which a per-case LIMIT can select again."""
+    spelled = expand_all_keys(sel)
+    if spelled.order_by == sel.order_by:
+        return spelled
+    keys = [replace(key, expr=item.expr if not isinstance(item.expr, Literal) else key.expr)
+            for key, item in zip(spelled.order_by, sel.items, strict=True)]
+    return replace(spelled, order_by=tuple(keys))
 
 
 def _per_case_limit(sel: Select) -> Select:

@@ -40,6 +40,7 @@ from harness.model import (
     resolve_window,
     window_exprs,
 )
+from harness.sql.all_keys import expand_all_keys
 
 ROWID = "__wh_rowid"
 RN_PREFIX = "__wh_rn_"
@@ -94,6 +95,7 @@ def instrument(query: Query, schemas: tuple[TableSchema, ...], unordered_witness
     if not isinstance(query, Select):
         return Plan(query, visible=-1, order_keys=None if _has_order(query) else ())
     query = _expand_star(query, {s.name: s for s in schemas})
+    query = expand_all_keys(query)  # after `*` is spelled out, so ORDER BY ALL counts it
     visible = len(query.items)
     items = list(query.items)
     rowid = witness = None
@@ -167,10 +169,13 @@ def has_unordered_sensitive_window(query: Query) -> bool:
 
 
 def _sensitive_windows(query: Select) -> list[WindowSpec]:
-    """The distinct windows (by PARTITION BY and ORDER BY) of order-sensitive expressions."""
+    """The distinct windows (by PARTITION BY and ORDER BY) of order-sensitive
+    expressions, QUALIFY's included: its row_number witness is computed before
+    QUALIFY filters, so the rows kept still show the order the engine chose."""
     specs: dict[WindowKey, WindowSpec] = {}
-    for item in query.items:
-        for w in window_exprs(item.expr):
+    exprs = [item.expr for item in query.items]
+    for expr in exprs + ([query.qualify] if query.qualify is not None else []):
+        for w in window_exprs(expr):
             spec = resolve_window(w.window, query.windows)
             if is_order_sensitive(w.func, spec.frame, bool(spec.order_by)):
                 specs.setdefault(_window_key(spec), spec)
@@ -192,6 +197,9 @@ def _add_witnesses(
 
 
 def _sensitive_columns(query: Select) -> frozenset[int]:
+    if query.qualify is not None and _order_sensitive(query, query.qualify):
+        # Which rows QUALIFY keeps depends on the peer order: every column does.
+        return frozenset(range(len(query.items)))
     out = set()
     for i, item in enumerate(query.items):
         for w in window_exprs(item.expr):
@@ -199,6 +207,13 @@ def _sensitive_columns(query: Select) -> frozenset[int]:
             if is_order_sensitive(w.func, spec.frame, bool(spec.order_by)):
                 out.add(i)
     return frozenset(out)
+
+
+def _order_sensitive(query: Select, expr: object) -> bool:
+    return any(
+        is_order_sensitive(w.func, (spec := resolve_window(w.window, query.windows)).frame,
+                           bool(spec.order_by))
+        for w in window_exprs(expr))
 
 
 def _order_keys(

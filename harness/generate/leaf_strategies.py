@@ -46,6 +46,9 @@ class Toggle(Enum):
     SET_OPS = "UNION ALL and WITH"
     GROUP_BY = "GROUP BY"
     LIMIT = "LIMIT/OFFSET"
+    QUALIFY = "QUALIFY"
+    ALL_KEYS = "GROUP BY ALL and ORDER BY ALL"
+    OFFSET_EXPRESSIONS = "constant expressions as frame offsets"
 
 
 @st.composite
