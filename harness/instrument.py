@@ -25,8 +25,10 @@ import pyarrow as pa
 
 from harness.functions import is_aggregate, is_order_sensitive
 from harness.model import (
+    AllColumns,
     Column,
     FuncCall,
+    NullsOrder,
     Query,
     Select,
     SelectItem,
@@ -40,7 +42,6 @@ from harness.model import (
     resolve_window,
     window_exprs,
 )
-from harness.sql.all_keys import expand_all_keys
 
 ROWID = "__wh_rowid"
 RN_PREFIX = "__wh_rn_"
@@ -95,7 +96,6 @@ def instrument(query: Query, schemas: tuple[TableSchema, ...], unordered_witness
     if not isinstance(query, Select):
         return Plan(query, visible=-1, order_keys=None if _has_order(query) else ())
     query = _expand_star(query, {s.name: s for s in schemas})
-    query = expand_all_keys(query)  # after `*` is spelled out, so ORDER BY ALL counts it
     visible = len(query.items)
     items = list(query.items)
     rowid = witness = None
@@ -103,7 +103,10 @@ def instrument(query: Query, schemas: tuple[TableSchema, ...], unordered_witness
         rowid = len(items)
         items.append(SelectItem(Column(ROWID), ROWID))
         witness = _add_witnesses(query, items, unordered_witness)
-    order_keys = _order_keys(query, items, allow_hidden=_is_row_level(query))
+    if any(isinstance(k.expr, AllColumns) for k in query.order_by):
+        order_keys = _all_order_keys(query)
+    else:
+        order_keys = _order_keys(query, items, allow_hidden=_is_row_level(query))
     instrumented = replace(query, items=tuple(items))
     return Plan(
         query=instrumented,
@@ -207,6 +210,17 @@ def _sensitive_columns(query: Select) -> frozenset[int]:
             if is_order_sensitive(w.func, spec.frame, bool(spec.order_by)):
                 out.add(i)
     return frozenset(out)
+
+
+def _all_order_keys(query: Select) -> tuple[OrderKey, ...] | None:
+    """ORDER BY ALL: every user column, left to right. The query keeps ALL, so
+    the engine also sorts by the hidden columns after them, which only
+    refines the order the user asked for."""
+    if any(isinstance(i.expr, Star) for i in query.items) or len(query.order_by) != 1:
+        return None  # `*` over a source whose columns are not known here
+    key = query.order_by[0]
+    nulls_first = None if key.nulls is None else key.nulls is NullsOrder.FIRST
+    return tuple(OrderKey(i, key.descending, nulls_first) for i in range(len(query.items)))
 
 
 def _order_sensitive(query: Select, expr: object) -> bool:
