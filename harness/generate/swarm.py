@@ -54,6 +54,9 @@ class Swarm(Enum):
     COLLECTING = "array_agg/string_agg"
     # the top of the query
     LIMIT = "LIMIT/OFFSET"
+    # expression-level syntax (issue 16)
+    QUALIFY = "QUALIFY top-N filters"
+    OFFSET_EXPRESSIONS = "frame offsets written as constant expressions"
 
 
 CORE_ON_CHANCE = 0.85
