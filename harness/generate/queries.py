@@ -96,10 +96,14 @@ def random_query(
     taken = {c.name.casefold() for s in schemas for c in s.columns}
     ctx = Context(rng, Scope((), (), ()), knobs, on)  # each body draws against its own scope
     limit, offset = _limit(ctx)
+    qualifying = ctx.flag(Swarm.QUALIFY, 0.3)
     body = _body(ctx, random_shape(ctx), schemas, taken, chooser)
-    # Under LIMIT the witness columns of the rows left out are missing, so the
-    # engine's order of tied rows is not revealed: judge as without a witness.
-    ctx = ctx.within(replace(body.scope, witnessed=body.scope.witnessed and limit is None))
+    # Under LIMIT (and QUALIFY) the witness columns of the rows left out are
+    # missing, so the engine's order of tied rows is not revealed (and those
+    # rows' order still moves lag, ntile... of the rows kept): judge as
+    # without a witness.
+    witnessed = body.scope.witnessed and limit is None and not qualifying
+    ctx = ctx.within(replace(body.scope, witnessed=witnessed))
     pool = random_window_pool(ctx, taken)
     count = _window_count(ctx, body.shape)  # drawn even when fixed: the stream stays aligned
     windows = window_slots(ctx, pool, window_count or count, chooser)
@@ -107,7 +111,7 @@ def random_query(
     items = (*body.items, *extra,
              *(SelectItem(w, fresh_name(f"w{i + 1}", taken)) for i, w in enumerate(windows)))
     order_by = _top_order_by(ctx, body, items)
-    qualify = _qualify(ctx, pool)
+    qualify = _qualify(ctx, pool) if qualifying else None
     filters = [qualify.left] if isinstance(qualify, BinaryOp) else []
     query = Select(items, body.source, body.where, body.group_by, body.having,
                    used_windows([*windows, *filters], pool), order_by, limit, offset,
@@ -193,14 +197,12 @@ def _sorts(expr: Expr, scope: Scope) -> bool:
     return t is not None and is_comparable(t) and is_exact(expr, scope)
 
 
-def _qualify(ctx: Context, pool: WindowPool) -> BinaryOp | None:
+def _qualify(ctx: Context, pool: WindowPool) -> BinaryOp:
     """Sometimes a top-N filter: QUALIFY row_number/rank/dense_rank() OVER a
     window of the pool (by name sometimes) <= n, its frame dropped (ranking
     functions ignore it) and an ORDER BY added if it has none; without a
     witness, the row key ends the ORDER BY, so ties cannot decide which rows
-    are kept. Simpler means no QUALIFY."""
-    if not ctx.flag(Swarm.QUALIFY, 0.3):
-        return None
+    are kept."""
     rng = ctx.rng
     func = FuncCall(rng.choice(("row_number", "rank", "dense_rank")))
     i = rng.randint(0, len(pool.resolved) - 1)
