@@ -219,7 +219,7 @@ def _int_div(left: Compiled, right: Compiled) -> Compiled:
     """`a // b` as DuckDB computes it (measured on 2.0.1): on two integers the
     quotient truncated toward zero, in their common integer type (an error on
     overflow, as -128 // -1 in TINYINT); on other numbers an ordinary division
-    in DOUBLE (7.5 // 2 = 3.75), REAL when both are REAL."""
+    in DOUBLE (7.5 // 2 = 3.75), or REAL (see `_int_div_float_type`)."""
     if left.type is None or right.type is None:
         return Compiled(lambda row: None, left.type or right.type)
     result_type = arithmetic_type(BinaryOperator.DIV, left.type, right.type) if (
@@ -236,13 +236,12 @@ def _int_div(left: Compiled, right: Compiled) -> Compiled:
 
 
 def _int_div_float_type(a: SqlType, b: SqlType) -> SqlType:
+    """DuckDB 2.0.1: DOUBLE if either is DOUBLE, else REAL if either is REAL
+    (REAL // 2 is REAL), else DOUBLE (7.5 // 2, a DECIMAL, is DOUBLE)."""
     if not (a.is_numeric and b.is_numeric):
         raise EvaluationError(f"operator // needs numbers, got {a} and {b}")
-    if a.kind is TypeKind.FLOAT32 and b.kind is TypeKind.FLOAT32:
-        return T.FLOAT32
-    if TypeKind.FLOAT32 in (a.kind, b.kind) and not (a.is_float and b.is_float):
-        raise ReferenceGap("REAL // a non-float number (not measured)")
-    return T.FLOAT64
+    kinds = {a.kind, b.kind}
+    return T.FLOAT32 if TypeKind.FLOAT32 in kinds and TypeKind.FLOAT64 not in kinds else T.FLOAT64
 
 
 def _is_interval_arithmetic(left: SqlType | None, right: SqlType | None) -> bool:

@@ -183,3 +183,11 @@ def test_int_div_type_of_integers():
     assert run(parse("SELECT CAST(7 AS BIGINT) // 2 AS a"), T1).table.schema.field(
         "a").type.bit_width == 64
     assert T.INT64.is_integer
+
+
+def test_integer_division_float_types_follow_duckdb():
+    # DuckDB 2.0.1: REAL // 2 and 7 // REAL are REAL; REAL // DOUBLE is DOUBLE.
+    table = run(parse("SELECT CAST(-5.5 AS REAL) // 2 AS a, 7 // CAST(2 AS REAL) AS b, "
+                      "CAST(7 AS REAL) // CAST(2 AS DOUBLE PRECISION) AS c"), T1).table
+    assert table.to_pylist() == [{"a": -2.75, "b": 3.5, "c": 3.5}]
+    assert [f.type.bit_width for f in table.schema] == [32, 32, 64]
