@@ -198,7 +198,7 @@ def _sorts(expr: Expr, scope: Scope) -> bool:
 
 
 def _qualify(ctx: Context, pool: WindowPool) -> BinaryOp:
-    """Sometimes a top-N filter: QUALIFY row_number/rank/dense_rank() OVER a
+    """A top-N filter (when Swarm.QUALIFY drew one): QUALIFY row_number/rank/dense_rank() OVER a
     window of the pool (by name sometimes) <= n, its frame dropped (ranking
     functions ignore it) and an ORDER BY added if it has none; without a
     witness, the row key ends the ORDER BY, so ties cannot decide which rows
