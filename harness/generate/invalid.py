@@ -37,6 +37,8 @@ from harness.model import (
     Frame,
     FrameMode,
     FuncCall,
+    Interval,
+    IntervalUnit,
     Literal,
     Select,
     Star,
@@ -159,9 +161,26 @@ def _negative_offset(spec: WindowSpec) -> Frame:
     return Frame(mode, preceding(_int(-1)), CURRENT_ROW)
 
 
-def _negative_range_offset(spec: WindowSpec) -> Frame | None:
-    # One key, or the offset would be invalid for its key count first.
-    return Frame(FrameMode.RANGE, CURRENT_ROW, following(_int(-1))) if len(spec.order_by) == 1 else None
+def _negative_range_offset(query: Select, rng: Random, case: Case) -> Select | None:
+    """RANGE BETWEEN CURRENT ROW AND -1 FOLLOWING over one key whose type the
+    offset fits (-1 for a number, INTERVAL '-1' DAY for a date or timestamp),
+    or the offset's type, not its sign, would make the query invalid."""
+    if not _rows_reach_windows(query, case):
+        return None
+    types = {c.name: c.type for s in case.schemas for c in s.columns}
+
+    def change(w: WindowExpr) -> WindowExpr | None:
+        keys = w.window.order_by
+        if w.window.base is not None or not _reads_frame(w) or len(keys) != 1:
+            return None
+        t = types.get(keys[0].expr.name) if isinstance(keys[0].expr, Column) else None
+        if t is None or not (t.is_numeric or t.kind in (TypeKind.DATE, TypeKind.TIMESTAMP)):
+            return None
+        offset = _int(-1) if t.is_numeric else Interval(-1, IntervalUnit.DAY)
+        frame = Frame(FrameMode.RANGE, CURRENT_ROW, following(offset))
+        return replace(w, window=replace(w.window, frame=frame))
+
+    return _change_window_expr(query, rng, change, only=window_exprs(query))
 
 
 def _range_offset_keys(spec: WindowSpec) -> Frame | None:
@@ -243,7 +262,7 @@ BREAKERS: dict[str, Breaker] = {
     "frame-to-unbounded-preceding": _with_frame(_to_unbounded_preceding, syntax=True),
     "frame-bounds-reversed": _with_frame(_reversed, syntax=True),
     "negative-offset": _with_frame(_negative_offset, data=True),
-    "negative-range-offset": _with_frame(_negative_range_offset, data=True),
+    "negative-range-offset": _negative_range_offset,
     "range-offset-keys": _with_frame(_range_offset_keys),
     "range-offset-key-type": _range_offset_key_type,
     "ntile-not-positive": _ntile_not_positive,
