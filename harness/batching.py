@@ -48,6 +48,7 @@ import pyarrow.compute as pc
 from harness.errors import HarnessError
 from harness.functions import is_aggregate
 from harness.model import (
+    AllColumns,
     BinaryOp,
     BinaryOperator,
     Column,
@@ -71,6 +72,7 @@ from harness.model import (
     children,
     key_position,
 )
+from harness.sql.all_keys import expand_all_keys
 from harness.types import INT64
 from reference_impl.rewrite import map_children
 
@@ -159,7 +161,9 @@ def split_answer(answer: pa.Table, size: int) -> list[pa.Table]:
 def _select(sel: Select) -> Select:
     if any(isinstance(item.expr, Star) for item in sel.items):
         raise NotBatchable("SELECT * is not batched (the case id would be selected twice)")
-    if not sel.group_by and _has_plain_aggregate(sel):
+    # GROUP BY ALL stays: the case id, a select item without aggregate, joins
+    # its keys by itself. Without keys it is no GROUP BY at all.
+    if not expand_all_keys(sel).group_by and _has_plain_aggregate(sel):
         raise NotBatchable("an aggregate without GROUP BY answers one row even for an empty case")
     if sel.source is None:
         raise NotBatchable("a query without FROM reads no stacked table")
@@ -171,14 +175,16 @@ def _select(sel: Select) -> Select:
         items=(*(_partitioned(item, case) for item in sel.items), SelectItem(case, CASE_ID)),
         source=source,
         where=_partitioned(sel.where, case),
-        group_by=(case, *sel.group_by) if sel.group_by else (),
+        group_by=_group_by(sel.group_by, case),
         having=_partitioned(sel.having, case),
         windows=tuple(NamedWindow(w.name, _spec(w.spec, case)) for w in sel.windows),
         order_by=tuple(_partitioned(k, case) for k in sel.order_by),
+        # QUALIFY's windows are partitioned like the others, so it filters per case.
+        qualify=_partitioned(sel.qualify, case),
     )
     if sel.limit is None and sel.offset is None:
-        return batched
-    return _per_case_limit(batched)
+        return batched  # ORDER BY ALL also sorts by the case id, last: still each case's order
+    return _per_case_limit(_order_by_items(batched))
 
 
 def _source(source: Source) -> tuple[Source, Expr | None]:
@@ -250,7 +256,24 @@ def _has_plain_aggregate(sel: Select) -> bool:
             return True
         return any(visit(c) for c in children(node))
 
-    return any(visit(n) for n in (*sel.items, sel.having, *sel.order_by, *sel.windows) if n is not None)
+    nodes = (*sel.items, sel.having, *sel.order_by, *sel.windows, sel.qualify)
+    return any(visit(n) for n in nodes if n is not None)
+
+
+def _group_by(keys: tuple[Expr, ...], case: Expr) -> tuple[Expr, ...]:
+    if not keys or keys == (AllColumns(),):
+        return keys
+    return (case, *keys)
+
+
+def _order_by_items(sel: Select) -> Select:
+    """ORDER BY ALL as the expressions of the items before the case id, which a
+    per-case LIMIT can select again; a constant item orders nothing and is left out."""
+    if not any(isinstance(k.expr, AllColumns) for k in sel.order_by):
+        return sel
+    key = sel.order_by[0]
+    exprs = [item.expr for item in sel.items[:-1] if not isinstance(item.expr, Literal)]
+    return replace(sel, order_by=tuple(replace(key, expr=e) for e in exprs))
 
 
 def _per_case_limit(sel: Select) -> Select:

@@ -33,6 +33,7 @@ from harness.model import (
     AllColumns,
     Column,
     FuncCall,
+    NullsOrder,
     Query,
     Select,
     SelectItem,
@@ -140,10 +141,13 @@ def _instrument_select(query: Select, tables: dict[str, TableSchema], ctes: dict
         rowid = len(items)
         items.append(SelectItem(Column(ROWID), ROWID))
         witness = _add_witnesses(query, items, unordered_witness)
-    # With DISTINCT a hidden column would change which rows are distinct; with
-    # GROUP BY ALL, what the query groups by.
-    by_all = any(isinstance(e, AllColumns) for e in query.group_by)
-    order_keys = _order_keys(query, items, allow_hidden=not query.distinct and not by_all)
+    if any(isinstance(k.expr, AllColumns) for k in query.order_by):
+        order_keys = _all_order_keys(query)
+    else:
+        # With DISTINCT a hidden column would change which rows are distinct; with
+        # GROUP BY ALL, what the query groups by.
+        by_all = any(isinstance(e, AllColumns) for e in query.group_by)
+        order_keys = _order_keys(query, items, allow_hidden=not query.distinct and not by_all)
     instrumented = replace(query, items=tuple(items))
     return Plan(
         query=instrumented,
@@ -236,10 +240,13 @@ def has_unordered_sensitive_window(query: Query) -> bool:
 
 
 def _sensitive_windows(query: Select) -> list[WindowSpec]:
-    """The distinct windows (by PARTITION BY and ORDER BY) of order-sensitive expressions."""
+    """The distinct windows (by PARTITION BY and ORDER BY) of order-sensitive
+    expressions, QUALIFY's included: its row_number witness is computed before
+    QUALIFY filters, so the rows kept still show the order the engine chose."""
     specs: dict[WindowKey, WindowSpec] = {}
-    for item in query.items:
-        for w in window_exprs(item.expr):
+    exprs = [item.expr for item in query.items]
+    for expr in exprs + ([query.qualify] if query.qualify is not None else []):
+        for w in window_exprs(expr):
             spec = resolve_window(w.window, query.windows, lenient=True)
             if is_order_sensitive(w.func, spec.frame, bool(spec.order_by)):
                 specs.setdefault(_window_key(spec), spec)
@@ -261,6 +268,9 @@ def _add_witnesses(
 
 
 def _sensitive_columns(query: Select) -> frozenset[int]:
+    if query.qualify is not None and _order_sensitive(query, query.qualify):
+        # Which rows QUALIFY keeps depends on the peer order: every column does.
+        return frozenset(range(len(query.items)))
     out = set()
     for i, item in enumerate(query.items):
         for w in window_exprs(item.expr):
@@ -268,6 +278,24 @@ def _sensitive_columns(query: Select) -> frozenset[int]:
             if is_order_sensitive(w.func, spec.frame, bool(spec.order_by)):
                 out.add(i)
     return frozenset(out)
+
+
+def _all_order_keys(query: Select) -> tuple[OrderKey, ...] | None:
+    """ORDER BY ALL: every user column, left to right. The query keeps ALL, so
+    the engine also sorts by the hidden columns after them, which only
+    refines the order the user asked for."""
+    if any(isinstance(i.expr, Star) for i in query.items) or len(query.order_by) != 1:
+        return None  # `*` over a source whose columns are not known here
+    key = query.order_by[0]
+    nulls_first = None if key.nulls is None else key.nulls is NullsOrder.FIRST
+    return tuple(OrderKey(i, key.descending, nulls_first) for i in range(len(query.items)))
+
+
+def _order_sensitive(query: Select, expr: object) -> bool:
+    return any(
+        is_order_sensitive(w.func, (spec := resolve_window(w.window, query.windows)).frame,
+                           bool(spec.order_by))
+        for w in window_exprs(expr))
 
 
 def _order_keys(

@@ -39,7 +39,12 @@ from harness.types import SqlType, TypeKind
 from reference_impl.arithmetic import apply_arithmetic, negate
 from reference_impl.casts import cast_value
 from reference_impl.compiled import Compiled, Evaluator, converted
-from reference_impl.intervals import add_interval, interval_result_type
+from reference_impl.intervals import (
+    add_interval,
+    interval_operation,
+    interval_result_type,
+    scale_interval,
+)
 from reference_impl.profile import active_profile
 from reference_impl.relation import Relation, Row
 from reference_impl.scalar_functions import SCALAR_FUNCTIONS
@@ -103,10 +108,16 @@ def _binary(expr: BinaryOp, rel: Relation) -> Compiled:
         return _logical(expr.op, left, right)
     if expr.op in COMPARISONS:
         return _comparison(expr.op, *_string_literal_as_datetime(expr, left, right))
+    if expr.op in _DISTINCTNESS:
+        return _distinctness(expr.op, left, right)
     if expr.op is BinaryOperator.CONCAT:
         return _concat(left, right)
+    if _is_interval_arithmetic(left.type, right.type):
+        return _interval_arithmetic(expr.op, left, right)
     if T.INTERVAL in (left.type, right.type):
         return _datetime_arithmetic(expr, left, right)
+    if expr.op is BinaryOperator.INT_DIV:
+        return _int_div(left, right)
     return _arithmetic(expr.op, left, right)
 
 
@@ -184,6 +195,23 @@ def _cast_literal(literal: Expr, to: SqlType) -> Compiled:
     assert isinstance(literal, Literal)
     value = cast_value(literal.value, to)  # an invalid literal is invalid whatever the rows
     return Compiled(lambda row: value, to)
+_DISTINCTNESS = {BinaryOperator.IS_DISTINCT_FROM: True, BinaryOperator.IS_NOT_DISTINCT_FROM: False}
+
+
+def _distinctness(op: BinaryOperator, left: Compiled, right: Compiled) -> Compiled:
+    """IS [NOT] DISTINCT FROM: never NULL; two NULLs are not distinct, a NULL
+    and a value are; two values are distinct when they do not compare equal."""
+    families = {_family(left.type), _family(right.type)} - {None}
+    if len(families) > 1:
+        raise EvaluationError(f"cannot compare {left.type} with {right.type}")
+    lf, rf, wanted = left.fn, right.fn, _DISTINCTNESS[op]
+
+    def fn(row: Row) -> bool:
+        a, b = lf(row), rf(row)
+        distinct = (a is None) != (b is None) if a is None or b is None else compare(a, b) != 0
+        return distinct == wanted
+
+    return Compiled(fn, T.BOOL)
 
 
 def _concat(left: Compiled, right: Compiled) -> Compiled:
@@ -215,13 +243,61 @@ def _arithmetic(op: BinaryOperator, left: Compiled, right: Compiled) -> Compiled
     return Compiled(fn, result_type)
 
 
+def _int_div(left: Compiled, right: Compiled) -> Compiled:
+    """`a // b` as DuckDB computes it (measured on 2.0.1): on two integers the
+    quotient truncated toward zero, in their common integer type (an error on
+    overflow, as -128 // -1 in TINYINT); on other numbers an ordinary division
+    in DOUBLE (7.5 // 2 = 3.75), or REAL (see `_int_div_float_type`)."""
+    if left.type is None or right.type is None:
+        return Compiled(lambda row: None, left.type or right.type)
+    result_type = arithmetic_type(BinaryOperator.DIV, left.type, right.type) if (
+        left.type.is_integer and right.type.is_integer) else _int_div_float_type(left.type, right.type)
+    lf, rf = left.fn, right.fn
+
+    def fn(row: Row) -> object:
+        a, b = lf(row), rf(row)
+        if a is None or b is None:
+            return None
+        return apply_arithmetic(BinaryOperator.DIV, a, b, result_type)
+
+    return Compiled(fn, result_type)
+
+
+def _int_div_float_type(a: SqlType, b: SqlType) -> SqlType:
+    """DuckDB 2.0.1: DOUBLE if either is DOUBLE, else REAL if either is REAL
+    (REAL // 2 is REAL), else DOUBLE (7.5 // 2, a DECIMAL, is DOUBLE)."""
+    if not (a.is_numeric and b.is_numeric):
+        raise EvaluationError(f"operator // needs numbers, got {a} and {b}")
+    kinds = {a.kind, b.kind}
+    return T.FLOAT32 if TypeKind.FLOAT32 in kinds and TypeKind.FLOAT64 not in kinds else T.FLOAT64
+
+
+def _is_interval_arithmetic(left: SqlType | None, right: SqlType | None) -> bool:
+    """An interval with an interval, a number or NULL (not with a datetime)."""
+    if left == T.INTERVAL:
+        return right is None or right == T.INTERVAL or right.is_numeric
+    return right == T.INTERVAL and left is not None and left.is_numeric
+
+
+def _interval_arithmetic(op: BinaryOperator, left: Compiled, right: Compiled) -> Compiled:
+    """Intervals with intervals (+ -) and with integers (* /), kept exact."""
+    lf, rf = left.fn, right.fn
+    combine = interval_operation(op, left.type, right.type)
+
+    def fn(row: Row) -> object:
+        a, b = lf(row), rf(row)
+        return None if a is None or b is None else combine(a, b)
+
+    return Compiled(fn, T.INTERVAL)
+
+
 def _datetime_arithmetic(expr: BinaryOp, left: Compiled, right: Compiled) -> Compiled:
-    if not isinstance(expr.right, Interval) or expr.op not in (
-        BinaryOperator.ADD,
-        BinaryOperator.SUB,
-    ):
+    if right.type != T.INTERVAL or expr.op not in (BinaryOperator.ADD, BinaryOperator.SUB):
         raise ReferenceGap("interval arithmetic other than datetime +- INTERVAL constant")
-    interval, sign = expr.right, (1 if expr.op is BinaryOperator.ADD else -1)
+    interval = expr.right if isinstance(expr.right, Interval) else constant_value(expr.right)
+    if not isinstance(interval, Interval):
+        raise EvaluationError("datetime +- a NULL interval")
+    sign = 1 if expr.op is BinaryOperator.ADD else -1
     if left.type not in (T.DATE, T.TIMESTAMP):
         raise EvaluationError(f"cannot add an interval to {left.type}")
     if left.type == T.DATE and interval.unit not in (
@@ -254,6 +330,8 @@ def _unary(expr: UnaryOp, rel: Relation) -> Compiled:
     t = operand.type
     if t is None:
         return Compiled(lambda row: None, None)
+    if t == T.INTERVAL:
+        return Compiled(lambda row: None if f(row) is None else scale_interval(f(row), -1), t)
     if not t.is_numeric:
         raise EvaluationError(f"unary minus needs a number, got {t}")
     return Compiled(lambda row: negate(f(row), t), t)

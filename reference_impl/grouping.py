@@ -54,7 +54,7 @@ def needs_grouping(select: Select) -> bool:
 @per_node
 def _aggregate_calls(select: Select) -> tuple[FuncCall, ...]:
     nodes: list[object] = [item.expr for item in select.items]
-    nodes += [select.having, *select.order_by, *select.windows]
+    nodes += [select.having, *select.order_by, *select.windows, select.qualify]
     found: list[FuncCall] = []
     for node in nodes:
         for call in aggregate_calls(node):

@@ -1,4 +1,5 @@
-"""Datetime arithmetic with interval constants (DATE/TIMESTAMP +- INTERVAL).
+"""Datetime arithmetic with interval constants (DATE/TIMESTAMP +- INTERVAL),
+and arithmetic on interval constants themselves (INTERVAL '1' DAY * 2).
 
 Day-time units add a fixed duration; YEAR and MONTH move along the calendar
 and clamp the day to the end of the target month (2024-01-31 + 1 MONTH is
@@ -9,9 +10,11 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
+from collections.abc import Callable
 
 from harness import types as T
-from harness.model import Interval, IntervalUnit
+from harness.errors import EvaluationError, ReferenceGap
+from harness.model import BinaryOperator, Interval, IntervalUnit
 from harness.types import SqlType
 
 _DAY_TIME = {
@@ -54,3 +57,65 @@ def interval_result_type(value_type: SqlType, interval: Interval) -> SqlType:
     ):
         return T.DATE
     return T.TIMESTAMP
+
+
+# Interval constants kept exact: units of one scale (months, or seconds)
+# combine in the finer unit; months and days never mix (a month has no fixed
+# number of days).
+_MONTHS = {IntervalUnit.YEAR: 12, IntervalUnit.MONTH: 1}
+_SECONDS = {IntervalUnit.DAY: 86400, IntervalUnit.HOUR: 3600, IntervalUnit.MINUTE: 60,
+            IntervalUnit.SECOND: 1}
+
+
+def scale_interval(interval: Interval, factor: int) -> Interval:
+    return Interval(interval.count * factor, interval.unit)
+
+
+def _in_unit(interval: Interval, unit: IntervalUnit) -> Interval:
+    scale = _MONTHS if unit in _MONTHS else _SECONDS
+    if interval.unit not in scale:
+        raise ReferenceGap("an interval of months combined with one of days or seconds")
+    return Interval(interval.count * scale[interval.unit] // scale[unit], unit)
+
+
+def _finer(a: IntervalUnit, b: IntervalUnit) -> IntervalUnit:
+    order = list(IntervalUnit)  # YEAR ... SECOND, coarse to fine
+    return a if order.index(a) > order.index(b) else b
+
+
+def _sum(a: Interval, b: Interval, sign: int) -> Interval:
+    unit = _finer(a.unit, b.unit)
+    x, y = _in_unit(a, unit), _in_unit(b, unit)
+    return Interval(x.count + sign * y.count, unit)
+
+
+def _times(a: object, b: object) -> Interval:
+    interval, n = (a, b) if isinstance(a, Interval) else (b, a)
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise ReferenceGap(f"an interval times a non-integer {n!r} (fractions of a unit)")
+    return scale_interval(interval, n)  # type: ignore[arg-type]
+
+
+def _divided(a: Interval, n: object) -> Interval:
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise ReferenceGap(f"an interval divided by a non-integer {n!r}")
+    if n == 0:
+        raise EvaluationError("division by zero")
+    if a.count % n:
+        raise ReferenceGap("an interval divided into fractions of its unit")
+    return Interval(a.count // n, a.unit)
+
+
+def interval_operation(
+    op: BinaryOperator, left: SqlType | None, right: SqlType | None
+) -> Callable[[object, object], Interval]:
+    """How `left op right` combines two non-NULL values, one of them an interval."""
+    both = left == T.INTERVAL and right == T.INTERVAL
+    if both and op in (BinaryOperator.ADD, BinaryOperator.SUB):
+        sign = 1 if op is BinaryOperator.ADD else -1
+        return lambda a, b: _sum(a, b, sign)  # type: ignore[arg-type]
+    if not both and op is BinaryOperator.MUL:
+        return _times
+    if left == T.INTERVAL and op is BinaryOperator.DIV and not both:
+        return _divided  # type: ignore[return-value]
+    raise EvaluationError(f"operator {op.value} does not apply to {left} and {right}")

@@ -1,8 +1,9 @@
 """Queries: the SELECT pipeline, UNION ALL and WITH.
 
 A SELECT is evaluated in the standard's logical order: FROM, WHERE, GROUP BY,
-HAVING, the window operator, the select list, DISTINCT, ORDER BY, then
-OFFSET and LIMIT.
+HAVING, the window operator, QUALIFY (not the standard's: a WHERE over the
+window functions' results), the select list, DISTINCT, ORDER BY, then OFFSET
+and LIMIT. GROUP BY ALL and ORDER BY ALL are first spelled out as keys.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ import pyarrow as pa
 
 from harness.errors import EvaluationError, InvalidQuery, ReferenceGap
 from harness.model import (
+    AllColumns,
     Column,
     Expr,
+    Literal,
     Query,
     Select,
     SortKey,
@@ -25,8 +28,11 @@ from harness.model import (
     Values,
     With,
     key_position,
+    window_exprs,
 )
-from harness.types import FLOAT64
+from harness.model import rewrite as rewrite_model
+from harness.sql.all_keys import expand_all_keys
+from harness.types import FLOAT64, INT32
 from reference_impl.api import Evaluation, PeerOrder, SemanticsProfile
 from reference_impl.casts import cast_value
 from reference_impl.compiled import Compiled
@@ -83,6 +89,7 @@ class OutputColumn:
 def _run_select(select: Select, ctx: Context) -> Relation:
     select = with_group_positions(select)
     rel = scan_source(select.source, ctx, run_query)
+    select = _spelled_out(select, rel)
     if select.where is not None:
         rel = _filter(rel, select.where)
     rewrite: Rewrite = identity
@@ -91,6 +98,8 @@ def _run_select(select: Select, ctx: Context) -> Relation:
         if select.having is not None:
             rel = _filter(rel, rewrite(select.having))
     rel, rewrite = apply_windows(rel, select, rewrite, ctx)
+    if select.qualify is not None:
+        rel = _qualify(rel, select, rewrite)
     columns = _output_columns(select, rel, rewrite)
     out = _project(rel, columns)
     keys = [_order_key(k, columns, rel, rewrite, select.distinct) for k in select.order_by]
@@ -103,6 +112,44 @@ def _run_select(select: Select, ctx: Context) -> Relation:
     specs = [sort_spec(k, ctx.profile) for k in select.order_by]
     out.rows = _order_and_limit(out.rows, key_rows, specs, select.limit, select.offset)
     return out
+
+
+def _spelled_out(select: Select, rel: Relation) -> Select:
+    """GROUP BY ALL and ORDER BY ALL as their keys (`harness.sql.all_keys`)."""
+    order_all = any(isinstance(k.expr, AllColumns) for k in select.order_by)
+    if AllColumns() not in select.group_by and not order_all:
+        return select
+    spelled = expand_all_keys(select, lambda star: list(_star_columns(star, rel)))
+    if any(isinstance(k, AllColumns) for k in spelled.group_by) or any(
+            isinstance(k.expr, AllColumns) for k in spelled.order_by):
+        raise InvalidQuery("ALL must be the only key of GROUP BY or ORDER BY")
+    return spelled
+
+
+def _qualify(rel: Relation, select: Select, rewrite: Rewrite) -> Relation:
+    # DuckDB, DataFusion and Spark all refuse a QUALIFY with no window function
+    # to filter on (in QUALIFY or the select list); it would be a WHERE.
+    assert select.qualify is not None
+    if not window_exprs(select.qualify) and not any(window_exprs(i.expr) for i in select.items):
+        raise EvaluationError("QUALIFY needs a window function in the select list or in QUALIFY")
+    return _filter(rel, rewrite(_with_aliases(select.qualify, select, rel)))
+
+
+def _with_aliases(expr: Expr, select: Select, rel: Relation) -> Expr:
+    """QUALIFY may name a select item by its alias (`QUALIFY rn = 1`), as DuckDB,
+    DataFusion and Spark read it; a column of the input of that name wins."""
+    aliases = {i.alias: i.expr for i in select.items if i.alias is not None}
+
+    def alias_of(node: object) -> Expr | None:
+        if not isinstance(node, Column) or node.table is not None or node.name not in aliases:
+            return None
+        try:
+            rel.resolve(node)
+        except InvalidQuery:
+            return aliases[node.name]
+        return None
+
+    return rewrite_model(expr, alias_of)  # type: ignore[return-value]
 
 
 def _filter(rel: Relation, condition: Expr) -> Relation:
@@ -243,11 +290,21 @@ def _run_union_all(union: UnionAll, ctx: Context) -> Relation:
     rows = _converted_rows(left, lv, types) + _converted_rows(right, rv, types)
     out = Relation(fields, rows)
     names = [f.name for f in fields]
-    keys = [_union_order_key(k, out, names) for k in union.order_by]
+    order_by = _all_positions(union.order_by, len(names))
+    keys = [_union_order_key(k, out, names) for k in order_by]
     key_rows = [tuple(key(row) for key in keys) for row in rows]
-    specs = [sort_spec(k, ctx.profile) for k in union.order_by]
+    specs = [sort_spec(k, ctx.profile) for k in order_by]
     out.rows = _order_and_limit(rows, key_rows, specs, union.limit, union.offset)
     return out
+
+
+def _all_positions(keys: tuple[SortKey, ...], width: int) -> tuple[SortKey, ...]:
+    """ORDER BY ALL over `width` columns as the positions 1..width."""
+    if not any(isinstance(k.expr, AllColumns) for k in keys):
+        return keys
+    if len(keys) != 1:
+        raise InvalidQuery("ALL must be the only key of ORDER BY")
+    return tuple(dataclasses.replace(keys[0], expr=Literal(i, INT32)) for i in range(1, width + 1))
 
 
 def _converted_rows(rel: Relation, indexes: list[int], types: list) -> list[Row]:

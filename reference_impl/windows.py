@@ -136,9 +136,10 @@ def _window_column(n: int) -> str:
 
 
 def _window_exprs(select: Select) -> list[WindowExpr]:
-    """The distinct window expressions of the select list and ORDER BY, in order."""
+    """The distinct window expressions of the select list, ORDER BY and QUALIFY, in order."""
     found: list[WindowExpr] = []
-    for expr in [item.expr for item in select.items] + [k.expr for k in select.order_by]:
+    exprs = [item.expr for item in select.items] + [k.expr for k in select.order_by]
+    for expr in exprs + ([select.qualify] if select.qualify is not None else []):
         for node in _window_exprs_in(expr):
             if node not in found:
                 found.append(node)

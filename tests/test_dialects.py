@@ -111,6 +111,9 @@ FEATURE_EXAMPLES: dict[Feature, tuple[str, str]] = {
     Feature.FRAME_OFFSET_EXPRESSION: (
         "SELECT id, sum(v) OVER (ORDER BY id ASC ROWS BETWEEN 1 + 1 PRECEDING AND CURRENT ROW) "
         "AS x FROM t", "1 + 1 PRECEDING"),
+    Feature.FRAME_OFFSET_INTERVAL_EXPRESSION: (
+        "SELECT id, count(*) OVER (ORDER BY d ASC RANGE BETWEEN INTERVAL '1' DAY * 2 PRECEDING "
+        "AND CURRENT ROW) AS x FROM t", "INTERVAL '1' DAY * 2 PRECEDING"),
     Feature.INT_DIV_OPERATOR: ("SELECT id, v // 3 AS x FROM t", "v // 3"),
     Feature.QUALIFY: (
         "SELECT id, v FROM t QUALIFY row_number() OVER (PARTITION BY k ORDER BY id ASC) = 1",

@@ -47,7 +47,7 @@ from harness.model import (
 )
 from harness.oracle import Oracle
 from harness.sql import parse
-from harness.sql.frames import starts_after_end
+from harness.sql.frames import offset_value, starts_after_end
 from harness.types import SqlType, TypeKind
 
 SEEDS = 3000
@@ -277,18 +277,23 @@ def _check_offsets(spec: WindowSpec, g: GeneratedCase) -> None:
     frame = spec.frame
     offsets = [b.offset for b in (frame.start, frame.end) if b.offset is not None] if frame else []
     for offset in offsets:
+        # An offset may be written as a constant expression (Swarm.OFFSET_EXPRESSIONS):
+        # its value is what must fit.
+        value = offset_value(offset)
         if frame.mode is not FrameMode.RANGE:  # type: ignore[union-attr]
-            assert isinstance(offset, Literal) and type(offset.value) is int and offset.value >= 0
+            assert type(value) is int and value >= 0, g.seed
             continue
         assert len(spec.order_by) == 1, g.seed
         key = _key_type(spec.order_by[0].expr, g)
         if key is None:  # an aggregate or an inner window's column: typed by the reference
             continue
         if key.kind in (TypeKind.DATE, TypeKind.TIMESTAMP):
-            assert isinstance(offset, Interval), g.seed
+            assert isinstance(value, Interval), g.seed
         else:
-            assert key.is_numeric and isinstance(offset, Literal) and offset.value >= 0, g.seed
-            assert offset.type is not None and offset.type.kind is key.kind or key.is_integer, g.seed
+            assert key.is_numeric and not isinstance(value, Interval) and value >= 0, g.seed
+            if isinstance(offset, Literal):
+                assert offset.type is not None and offset.type.kind is key.kind or key.is_integer, \
+                    g.seed
 
 
 def _key_type(expr: object, g: GeneratedCase) -> SqlType | None:

@@ -357,7 +357,7 @@ def test_window_and_with_rules(sql, fragment):
     ("SELECT (SELECT 1)", "subqueries in expressions"),
     ("SELECT CASE a WHEN 1 THEN 2 END", "searched CASE"),
     ("SELECT CAST(a AS VARCHAR(10))", "unknown type"),
-    ("SELECT INTERVAL '3 days'", "whole number"),
+    ("SELECT INTERVAL 'three' DAY", "whole number"),
     ("SELECT INTERVAL '3' WEEK", "interval unit"),
     ("SELECT DATE '2024-02-30'", "invalid DATE"),
     ("SELECT TIMESTAMP '2024-01-01 00:00:00+01:00'", "time zone"),
@@ -402,3 +402,88 @@ def test_reserved_words_are_all_quoted_by_the_writer():
 def test_a_frame_that_starts_after_it_ends_by_offset_is_valid():
     w = window_of("sum(x) OVER (ORDER BY k ROWS BETWEEN 1 PRECEDING AND 2 PRECEDING)")
     assert w.window.frame == Frame(FrameMode.ROWS, preceding(i32(1)), preceding(i32(2)))
+
+
+# -- issue 16: `::`, INTERVAL spellings, offset expressions, QUALIFY, ALL ----------------
+
+
+@pytest.mark.parametrize("sql, expected", [
+    ("5::bigint", Literal(5, T.INT64)),  # folds as CAST(5 AS BIGINT) does
+    ("'NaN'::double precision", Literal(math.nan, T.FLOAT64)),
+    ("NULL::integer", Literal(None, T.INT32)),
+    ("(5)::bigint", Cast(i32(5), T.INT64)),
+    ("x::int", Cast(x, T.INT32)),
+    # `::` binds tighter than unary minus and every binary operator (PostgreSQL).
+    ("-5::bigint", UnaryOp(UnaryOperator.NEG, Literal(5, T.INT64))),
+    ("-x::int", UnaryOp(UnaryOperator.NEG, Cast(x, T.INT32))),
+    ("a + b::bigint", op(BinaryOperator.ADD, a, Cast(b, T.INT64))),
+    ("5::bigint::int", Cast(Literal(5, T.INT64), T.INT32)),
+    ("x::decimal(10,2)", Cast(x, T.decimal(10, 2))),
+])
+def test_double_colon_casts(sql, expected):
+    got = parse_expr(sql)
+    if isinstance(expected, Literal) and isinstance(expected.value, float):
+        assert math.isnan(got.value) and got.type == expected.type
+    else:
+        assert got == expected
+
+
+def test_double_colon_type_ends_before_the_alias():
+    q = parse("SELECT x::int AS y, x::double precision z FROM t")
+    assert [i.alias for i in q.items] == ["y", "z"]
+    assert q.items[1].expr == Cast(x, T.FLOAT64)
+
+
+@pytest.mark.parametrize("sql", ["INTERVAL '3' DAY", "INTERVAL 3 DAY", "INTERVAL '3 days'",
+                                 "INTERVAL '3' DAYS", "interval '3 Day'", "INTERVAL ' 3  day '"])
+def test_interval_spellings(sql):
+    assert parse_expr(sql) == Interval(3, IntervalUnit.DAY)
+
+
+def _offset(sql: str) -> object:
+    q = parse(f"SELECT sum(x) OVER (ORDER BY k ROWS BETWEEN {sql} PRECEDING AND CURRENT ROW) FROM t")
+    return q.items[0].expr.window.frame.start.offset
+
+
+def test_frame_offsets_are_constant_expressions():
+    assert _offset("1 + 1") == op(BinaryOperator.ADD, i32(1), i32(1))
+    assert _offset("CAST(2 AS BIGINT)") == Literal(2, T.INT64)
+    assert _offset("INTERVAL '1' DAY * 2") == op(BinaryOperator.MUL, Interval(1, IntervalUnit.DAY),
+                                                 i32(2))
+    assert _offset("abs(-2)") == FuncCall("abs", (i32(-2),))
+
+
+@pytest.mark.parametrize("sql, fragment", [
+    ("x", "no column"),
+    ("1 + x", "no column"),
+    ("count(*)", "no aggregate or window"),
+    ("'a'", "must be a number"),
+])
+def test_a_frame_offset_that_is_not_constant_is_refused_at_its_token(sql, fragment):
+    with pytest.raises(InvalidQuery, match=fragment) as caught:
+        _offset(sql)
+    assert caught.value.where == "1:45"
+
+
+def test_qualify_after_window_before_order_by():
+    q = parse("SELECT x FROM t WHERE x > 0 WINDOW w AS (ORDER BY k) "
+              "QUALIFY row_number() OVER w = 1 ORDER BY x")
+    assert q.qualify == op(BinaryOperator.EQ, WindowExpr(FuncCall("row_number"),
+                                                         WindowSpec(base="w")), i32(1))
+    assert q.where is not None and q.order_by == (SortKey(x),)
+    assert parse("SELECT x FROM t QUALIFY x > 0").source == TableRef("t")  # not an alias
+    with pytest.raises(InvalidQuery, match="not defined"):
+        parse("SELECT x FROM t QUALIFY row_number() OVER w = 1")
+
+
+def test_group_by_all_and_order_by_all():
+    from harness.model import AllColumns
+
+    q = parse("SELECT k, count(*) FROM t GROUP BY ALL ORDER BY ALL DESC NULLS FIRST")
+    assert q.group_by == (AllColumns(),)
+    assert q.order_by == (SortKey(AllColumns(), True, NullsOrder.FIRST),)
+    assert parse("SELECT k FROM t ORDER BY ALL").order_by == (SortKey(AllColumns()),)
+    with pytest.raises(InvalidQuery):
+        parse("SELECT k FROM t ORDER BY ALL, k")
+    with pytest.raises(InvalidQuery):  # ALL is not a window's sort key
+        parse("SELECT row_number() OVER (ORDER BY ALL) FROM t")

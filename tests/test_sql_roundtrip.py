@@ -30,6 +30,7 @@ from harness.generate.model_strategies import (
 from harness.model import (
     CURRENT_ROW,
     UNBOUNDED_PRECEDING,
+    AllColumns,
     BinaryOp,
     BinaryOperator,
     Bound,
@@ -160,10 +161,22 @@ _SECONDS = {IntervalUnit.DAY: 86400, IntervalUnit.HOUR: 3600, IntervalUnit.MINUT
 
 
 def _offset(b: Bound) -> tuple[str, object]:
-    if isinstance(b.offset, Interval):
-        scale = "months" if b.offset.unit in _MONTHS else "seconds"
-        return scale, b.offset.count * {**_MONTHS, **_SECONDS}[b.offset.unit]
-    return "number", b.offset.value
+    offset = _folded(b.offset)
+    if isinstance(offset, Interval):
+        scale = "months" if offset.unit in _MONTHS else "seconds"
+        return scale, offset.count * {**_MONTHS, **_SECONDS}[offset.unit]
+    return "number", offset.value
+
+
+def _folded(e: object) -> Literal | Interval:
+    """The offsets the strategies write as expressions (a + b, a * b, i * n), folded."""
+    if not isinstance(e, BinaryOp):
+        return e
+    left, right = _folded(e.left), _folded(e.right)
+    if isinstance(left, Interval):
+        return Interval(left.count * right.value, left.unit)
+    op = {BinaryOperator.ADD: lambda a, b: a + b, BinaryOperator.MUL: lambda a, b: a * b}[e.op]
+    return Literal(op(left.value, right.value), None)
 
 
 def _backwards(f: Frame) -> bool:
@@ -180,12 +193,20 @@ def _node_features(n: object) -> set[Feature]:
         Feature.GROUPS_FRAME: isinstance(n, Frame) and n.mode is FrameMode.GROUPS,
         Feature.RANGE_OFFSET: isinstance(n, Frame) and n.mode is FrameMode.RANGE
         and any(b.offset is not None for b in (n.start, n.end)),
-        Feature.RANGE_INTERVAL: isinstance(n, Bound) and isinstance(n.offset, Interval),
+        Feature.RANGE_INTERVAL: isinstance(n, Bound) and n.offset is not None
+        and any(isinstance(x, Interval) for x in walk(n.offset)),
+        Feature.FRAME_OFFSET_EXPRESSION: isinstance(n, Bound) and n.offset is not None
+        and not isinstance(n.offset, (Literal, Interval)),
+        Feature.FRAME_OFFSET_INTERVAL_EXPRESSION: isinstance(n, Bound)
+        and isinstance(n.offset, BinaryOp) and any(isinstance(x, Interval) for x in walk(n.offset)),
+        Feature.QUALIFY: isinstance(n, Select) and n.qualify is not None,
+        Feature.GROUP_BY_ALL: isinstance(n, Select) and AllColumns() in n.group_by,
+        Feature.ORDER_BY_ALL: isinstance(n, SortKey) and isinstance(n.expr, AllColumns),
         Feature.EXCLUDE: isinstance(n, Frame) and n.exclusion is not None,
         Feature.FRAME_START_AFTER_END: isinstance(n, Frame) and _backwards(n),
         Feature.RANGE_MIXED_INTERVAL_UNITS: isinstance(n, Frame)
-        and all(isinstance(b.offset, Interval) for b in (n.start, n.end))
-        and n.start.offset.unit != n.end.offset.unit,
+        and all(isinstance(_folded(b.offset), Interval) for b in (n.start, n.end))
+        and _folded(n.start.offset).unit != _folded(n.end.offset).unit,
         Feature.IGNORE_NULLS: isinstance(n, FuncCall) and n.null_treatment is not None,
         Feature.NTH_VALUE_FROM_LAST: isinstance(n, FuncCall) and n.from_last is not None,
         Feature.DISTINCT_WINDOW_AGGREGATE: isinstance(n, WindowExpr) and n.func.distinct,
@@ -228,7 +249,8 @@ def test_a_missing_feature_raises_exactly_when_used(q, feature):
 
 FRAME_FEATURES = [Feature.GROUPS_FRAME, Feature.RANGE_OFFSET, Feature.RANGE_INTERVAL,
                   Feature.EXCLUDE, Feature.FRAME_START_AFTER_END, Feature.INTERVAL_LITERAL,
-                  Feature.NAN_LITERAL, Feature.RANGE_MIXED_INTERVAL_UNITS]
+                  Feature.NAN_LITERAL, Feature.RANGE_MIXED_INTERVAL_UNITS,
+                  Feature.FRAME_OFFSET_EXPRESSION, Feature.FRAME_OFFSET_INTERVAL_EXPRESSION]
 
 
 @settings(PROPERTY, max_examples=300)
@@ -407,7 +429,7 @@ def test_refining_a_named_window_is_its_own_feature():
 @pytest.mark.parametrize("model, message", [
     (Frame(FrameMode.ROWS, Bound(BoundKind.PRECEDING), CURRENT_ROW), "needs an offset"),
     (Frame(FrameMode.ROWS, Bound(BoundKind.PRECEDING, Column("a")), CURRENT_ROW),
-     "Literal or an Interval"),
+     "constant expression"),
     (Frame(FrameMode.ROWS, Bound(BoundKind.CURRENT_ROW, lit(1, T.INT32)), CURRENT_ROW),
      "takes no offset"),
 ], ids=["no-offset", "column-offset", "offset-on-current-row"])

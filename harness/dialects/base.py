@@ -60,6 +60,8 @@ class Feature(Enum):
     # A frame offset that is a constant expression, not a bare literal
     # (`1 + 1 PRECEDING`, `INTERVAL '1' DAY * 2 PRECEDING`).
     FRAME_OFFSET_EXPRESSION = "frame.offset-expression"
+    # An offset expression of interval type (`INTERVAL '1' DAY * 2 PRECEDING`).
+    FRAME_OFFSET_INTERVAL_EXPRESSION = "frame.offset-interval-expression"
     # Integer division written `a // b`.
     INT_DIV_OPERATOR = "operator.integer-division"
     QUALIFY = "clause.qualify"
@@ -103,7 +105,7 @@ KEYWORDS = frozenset(
     returning right row rows select session_user similar some symmetric system_user table
     tablesample then ties time timestamp to trailing true unbounded union unique user using
     values variadic verbose when where window with""".split()
-)
+) | {"qualify"}  # reserved by DuckDB, Spark and DataFusion, and by our parser
 
 
 def _standard_string(value: str) -> str:

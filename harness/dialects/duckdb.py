@@ -4,7 +4,13 @@ DuckDB reads canonical SQL almost entirely: GROUPS, EXCLUDE (NO OTHERS too),
 DISTINCT and FILTER on window aggregates, `string_agg(s, ',' ORDER BY k)` OVER
 a window, RANGE with INTERVAL offsets, and every canonical type name. An
 explicit frame (even with EXCLUDE) on rank/row_number/ntile/lag is accepted and
-ignored, as the standard says.
+ignored, as the standard says. Also (measured on 2.0.1): QUALIFY (after
+WINDOW, before ORDER BY), GROUP BY ALL, ORDER BY ALL [ASC|DESC] [NULLS ...],
+constant expressions and typed literals as frame offsets (`1 + 1`,
+`CAST(2 AS BIGINT)`, `INTERVAL '1' DAY * 2`), IS [NOT] DISTINCT FROM, and
+`a // b`: on integers the quotient truncated toward zero in the operands'
+common integer type (-7 // 2 = -3; an error on overflow and on / 0); on any
+other number an ordinary division (7.5 // 2 = 3.75 DOUBLE).
 """
 
 from __future__ import annotations

@@ -54,7 +54,13 @@ from harness.semantics import (
 from harness.types import SqlType, TypeKind
 
 UNSUPPORTED = frozenset({
-    Feature.INT_DIV_OPERATOR,  # `a // b` is DuckDB's spelling (provisional: to be measured)
+    # `7 // 2`: [42883] operator does not exist: integer // integer. div(7, 2)
+    # truncates too, but is NUMERIC where DuckDB's // keeps the integer type.
+    Feature.INT_DIV_OPERATOR,
+    # `QUALIFY ...`, `GROUP BY ALL`, `ORDER BY ALL`: [42601] syntax errors.
+    Feature.QUALIFY,
+    Feature.GROUP_BY_ALL,
+    Feature.ORDER_BY_ALL,
     # `lag(v) IGNORE NULLS OVER (...)` and `RESPECT NULLS`: syntax error at or
     # near "nulls" (PostgreSQL 15; IGNORE NULLS is not implemented up to 17).
     Feature.IGNORE_NULLS,

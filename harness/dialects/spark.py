@@ -18,10 +18,13 @@ from harness.semantics import (
     SemanticsProfile,
     StringAggArgument,
 )
-from harness.types import TypeKind
+from harness.types import SqlType, TypeKind
 
 UNSUPPORTED = frozenset({
-    Feature.INT_DIV_OPERATOR,  # `a // b` is DuckDB's spelling (provisional: to be measured)
+    # `7 // 2` is a PARSE_SYNTAX_ERROR. Spark's `7 DIV 2` truncates too, but is
+    # always BIGINT (DuckDB's // keeps the operands' integer type) and also
+    # takes decimals, which DuckDB's // divides exactly: not the same meaning.
+    Feature.INT_DIV_OPERATOR,
     # `ROWS/RANGE` only: `GROUPS BETWEEN ...` is a PARSE_SYNTAX_ERROR.
     Feature.GROUPS_FRAME,
     # Any EXCLUDE, NO OTHERS included, is a PARSE_SYNTAX_ERROR (SPARK-28428).
@@ -56,6 +59,10 @@ REFUSALS = {
     Feature.RANGE_WITHOUT_ORDER_BY: r"DATATYPE_MISMATCH\.RANGE_FRAME_WITHOUT_ORDER",
     # INTERVAL '1' DAY and INTERVAL '1' HOUR are different types to Spark.
     Feature.RANGE_MIXED_INTERVAL_UNITS: r"DATATYPE_MISMATCH\.SPECIFIED_WINDOW_FRAME_DIFF_TYPES",
+    # `RANGE BETWEEN INTERVAL '1' DAY * 2 PRECEDING ...` (also 2 * INTERVAL):
+    # "Frame bound value must be a literal", though `INTERVAL '1' DAY +
+    # INTERVAL '1' DAY` and `1 + 1` are taken as offsets (4.3.0).
+    Feature.FRAME_OFFSET_INTERVAL_EXPRESSION: r"INVALID_SQL_SYNTAX\.INVALID_WINDOW_FRAME_BOUND",
 }
 
 # Words that must be quoted as identifiers on Spark 4.3.0 beyond the shared
@@ -68,6 +75,12 @@ EXTRA_KEYWORDS = frozenset({"anti", "current_path", "minus", "semi"})
 class SparkDialect(Dialect):
     def needs_quotes(self, name: str) -> bool:
         return super().needs_quotes(name) or name in EXTRA_KEYWORDS
+
+    def frame_offset_literal(self, value: object, t: SqlType) -> str | None:
+        # A ROWS offset must be an INT: `CAST(2 AS BIGINT) PRECEDING` is
+        # DATATYPE_MISMATCH.SPECIFIED_WINDOW_FRAME_UNACCEPTED_TYPE. A bare 2
+        # counts the same rows, and RANGE compares it by value.
+        return str(value) if type(value) is int else None
 
     def string_literal(self, value: str) -> str:
         # Spark reads a backslash in a string literal as an escape ('a\nb' is

@@ -16,9 +16,11 @@ from decimal import Context as DecimalContext
 from decimal import Decimal
 
 from harness.generate.context import Context, integer, is_range_key
-from harness.generate.draws import weighted
+from harness.generate.draws import chance, weighted
 from harness.generate.swarm import Swarm
 from harness.model import (
+    BinaryOp,
+    BinaryOperator,
     Bound,
     BoundKind,
     Exclusion,
@@ -31,7 +33,7 @@ from harness.model import (
     SortKey,
 )
 from harness.sql.frames import starts_after_end
-from harness.types import SqlType, TypeKind
+from harness.types import INT64, SqlType, TypeKind
 
 _START_KINDS = (BoundKind.UNBOUNDED_PRECEDING, BoundKind.CURRENT_ROW, BoundKind.PRECEDING,
                 BoundKind.FOLLOWING)
@@ -92,8 +94,24 @@ def _bound(ctx: Context, kind: BoundKind, key_type: SqlType | None) -> Bound:
     if kind not in _OFFSET_KINDS:
         return Bound(kind)
     if key_type is None:  # ROWS and GROUPS count rows or peer groups
-        return Bound(kind, count_offset(ctx))
-    return Bound(kind, range_offset(ctx, key_type))
+        return Bound(kind, _spelled(ctx, count_offset(ctx)))
+    return Bound(kind, _spelled(ctx, range_offset(ctx, key_type)))
+
+
+def _spelled(ctx: Context, offset: Expr) -> Expr:
+    """Sometimes the same offset written otherwise: an integer n as a + (n - a) or
+    as CAST(n AS BIGINT), an interval as INTERVAL '1' UNIT * n. Simpler means as drawn."""
+    if not ctx.flag(Swarm.OFFSET_EXPRESSIONS, 0.3):
+        return offset
+    if isinstance(offset, Interval):
+        return BinaryOp(BinaryOperator.MUL, Interval(1, offset.unit), integer(offset.count))
+    if not (isinstance(offset, Literal) and type(offset.value) is int):
+        return offset
+    n = offset.value
+    if chance(ctx.rng, 0.3):
+        return Literal(n, INT64)  # a typed literal, not the type a bare n is read as
+    a = ctx.rng.randint(0, n)
+    return BinaryOp(BinaryOperator.ADD, integer(a), integer(n - a))
 
 
 def count_offset(ctx: Context) -> Literal:

@@ -47,6 +47,9 @@ class Toggle(Enum):
     SOURCES = "VALUES, table functions, column lists, derived tables without alias"
     GROUP_BY = "GROUP BY"
     LIMIT = "LIMIT/OFFSET"
+    QUALIFY = "QUALIFY"
+    ALL_KEYS = "GROUP BY ALL and ORDER BY ALL"
+    OFFSET_EXPRESSIONS = "constant expressions as frame offsets"
 
 
 @st.composite

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
+from harness import types as T
 from harness.functions import FUNCTIONS, FunctionKind, FunctionSpec
 from harness.generate.leaf_strategies import (
     SQL_TYPES,
@@ -46,6 +47,7 @@ from harness.generate.leaf_strategies import (
     tuples,
 )
 from harness.model import (
+    AllColumns,
     BinaryOp,
     BinaryOperator,
     Bound,
@@ -62,6 +64,7 @@ from harness.model import (
     IsNull,
     Join,
     JoinKind,
+    Literal,
     NamedWindow,
     NullsOrder,
     NullTreatment,
@@ -234,12 +237,25 @@ _OFFSET_KINDS = (BoundKind.PRECEDING, BoundKind.FOLLOWING)
 @cached
 def frame_offsets(mode: FrameMode, on: frozenset[Toggle]) -> SearchStrategy[Expr]:
     """Non-negative offsets: integers for ROWS/GROUPS; for RANGE also decimals,
-    floats and (when on) intervals. Shrinks towards INTEGER 0."""
+    floats and (when on) intervals; when on, typed integer literals and
+    constant expressions (`1 + 2`, `INTERVAL '1' DAY * 2`). Shrinks towards
+    INTEGER 0."""
     ints = st.integers(0, 2**40).map(integer_literal)
+    exprs = _offset_expressions(mode, on) if Toggle.OFFSET_EXPRESSIONS in on else []
     if mode is not FrameMode.RANGE:
-        return ints
+        return st.one_of(ints, *exprs)
     extra = [decimal_literals(min_value=0), float_literals(on, finite_min=0.0)]
-    return st.one_of(ints, *extra, *([intervals()] if Toggle.INTERVALS in on else []))
+    return st.one_of(ints, *extra, *([intervals()] if Toggle.INTERVALS in on else []), *exprs)
+
+
+def _offset_expressions(mode: FrameMode, on: frozenset[Toggle]) -> list[SearchStrategy[Expr]]:
+    small = st.integers(0, 5).map(integer_literal)
+    typed = st.builds(Literal, st.integers(0, 5), st.sampled_from((T.INT16, T.INT64)))
+    options = [typed, st.builds(BinaryOp, st.sampled_from((BinaryOperator.ADD, BinaryOperator.MUL)),
+                                small, small | typed)]
+    if mode is FrameMode.RANGE and Toggle.INTERVALS in on:
+        options.append(st.builds(BinaryOp, st.just(BinaryOperator.MUL), intervals(), small))
+    return options
 
 
 @st.composite
@@ -393,13 +409,31 @@ def selects(draw: st.DrawFn, on: frozenset[Toggle], depth: int = 1) -> Select:
         items=draw(tuples(select_items(scope), 1, 3)),
         source=draw(none_or(sources(on, depth))),
         where=draw(none_or(expressions(plain))),
-        group_by=draw(tuples(expressions(plain), 1, 2)) if grouped else (),
+        group_by=draw(_group_by(on)) if grouped else (),
         having=draw(none_or(expressions(replace(scope, windows=None)))) if grouped else None,
         windows=windows,
-        order_by=draw(empty_or(sort_keys(scope))),
+        order_by=draw(empty_or(_query_order_by(scope))),
         distinct=draw(st.booleans()),
+        qualify=draw(none_or(expressions(scope))) if Toggle.QUALIFY in on else None,
         **draw(_limits(on)),
     )
+
+
+@cached
+def _group_by(on: frozenset[Toggle]) -> SearchStrategy[tuple[Expr, ...]]:
+    """1-2 keys, or GROUP BY ALL when on; shrinks towards one key."""
+    keys = tuples(expressions(Scope(on)), 1, 2)
+    return keys | st.just((AllColumns(),)) if Toggle.ALL_KEYS in on else keys
+
+
+@cached
+def _query_order_by(scope: Scope) -> SearchStrategy[tuple[SortKey, ...]]:
+    """A query's ORDER BY keys, or ORDER BY ALL when on; shrinks towards the keys."""
+    if Toggle.ALL_KEYS not in scope.on:
+        return sort_keys(scope)
+    nulls = maybe(Toggle.NULLS_ORDER in scope.on, st.sampled_from(NullsOrder))
+    every = st.builds(SortKey, st.just(AllColumns()), st.booleans(), nulls)
+    return sort_keys(scope) | every.map(lambda k: (k,))
 
 
 @cached
@@ -428,7 +462,7 @@ def queries(on: frozenset[Toggle], depth: int = 2) -> SearchStrategy[Query]:
     if depth <= 0 or Toggle.SET_OPS not in on:
         return st.one_of(selects(on, depth), *values)
     inner = queries(on, depth - 1)
-    order_by = empty_or(sort_keys(Scope(on)))
+    order_by = empty_or(_query_order_by(Scope(on)))
     unions = st.builds(UnionAll, inner, inner, order_by, **_limit_args(on))
     columns = tuples(names(on), 1, 3) if Toggle.SOURCES in on else st.just(())
     ctes = st.lists(st.builds(CommonTable, names(on), inner, empty_or(columns)), min_size=1,

@@ -20,7 +20,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from harness.generate.context import Context, Scope, expr_type, fresh_name, is_comparable, is_exact
+from harness.generate.context import (
+    Context,
+    Scope,
+    expr_type,
+    fresh_name,
+    integer,
+    is_comparable,
+    is_exact,
+)
 from harness.generate.data import DataKnobs
 from harness.generate.draws import Draws, chance, weighted
 from harness.generate.sources import (
@@ -36,12 +44,27 @@ from harness.generate.sources import (
 from harness.generate.swarm import Swarm, random_swarm
 from harness.generate.windows import (
     Chooser,
+    WindowPool,
     random_sort_key,
+    random_sort_keys,
     random_window_pool,
+    total_order,
     used_windows,
     window_slots,
 )
-from harness.model import Column, Expr, Select, SelectItem, SortKey, TableSchema
+from harness.model import (
+    BinaryOp,
+    BinaryOperator,
+    Column,
+    Expr,
+    FuncCall,
+    Select,
+    SelectItem,
+    SortKey,
+    TableSchema,
+    WindowExpr,
+    WindowSpec,
+)
 
 
 @dataclass(frozen=True)
@@ -75,10 +98,14 @@ def random_query(
     taken = {c.name.casefold() for s in schemas for c in s.columns}
     ctx = Context(rng, Scope((), (), ()), knobs, on)  # each body draws against its own scope
     limit, offset = _limit(ctx)
+    qualifying = ctx.flag(Swarm.QUALIFY, 0.3)
     body = _body(ctx, random_shape(ctx), schemas, taken, chooser)
-    # Under LIMIT the witness columns of the rows left out are missing, so the
-    # engine's order of tied rows is not revealed: judge as without a witness.
-    ctx = ctx.within(replace(body.scope, witnessed=body.scope.witnessed and limit is None))
+    # Under LIMIT (and QUALIFY) the witness columns of the rows left out are
+    # missing, so the engine's order of tied rows is not revealed (and those
+    # rows' order still moves lag, ntile... of the rows kept): judge as
+    # without a witness.
+    witnessed = body.scope.witnessed and limit is None and not qualifying
+    ctx = ctx.within(replace(body.scope, witnessed=witnessed))
     pool = random_window_pool(ctx, taken)
     count = _window_count(ctx, body.shape)  # drawn even when fixed: the stream stays aligned
     windows = window_slots(ctx, pool, window_count or count, chooser)
@@ -86,8 +113,11 @@ def random_query(
     items = (*body.items, *extra,
              *(SelectItem(w, fresh_name(f"w{i + 1}", taken)) for i, w in enumerate(windows)))
     order_by = _top_order_by(ctx, body, items)
+    qualify = _qualify(ctx, pool) if qualifying else None
+    filters = [qualify.left] if isinstance(qualify, BinaryOp) else []
     query = Select(items, body.source, body.where, body.group_by, body.having,
-                   used_windows(windows, pool), order_by, limit, offset)
+                   used_windows([*windows, *filters], pool), order_by, limit, offset,
+                   qualify=qualify)
     tables = (t.name, schemas[1].name) if body.shape is Shape.JOIN else (t.name,)
     return GeneratedQuery(query, body.shape, on, tables)
 
@@ -169,6 +199,25 @@ def _sorts(expr: Expr, scope: Scope) -> bool:
     engine rounds its own way is never equal."""
     t = expr_type(expr, scope)
     return t is not None and is_comparable(t) and is_exact(expr, scope)
+
+
+def _qualify(ctx: Context, pool: WindowPool) -> BinaryOp:
+    """A top-N filter (when Swarm.QUALIFY drew one): QUALIFY row_number/rank/dense_rank() OVER a
+    window of the pool (by name sometimes) <= n, its frame dropped (ranking
+    functions ignore it) and an ORDER BY added if it has none; without a
+    witness, the row key ends the ORDER BY, so ties cannot decide which rows
+    are kept."""
+    rng = ctx.rng
+    func = FuncCall(rng.choice(("row_number", "rank", "dense_rank")))
+    i = rng.randint(0, len(pool.resolved) - 1)
+    name, spec = pool.names[i], replace(pool.resolved[i], frame=None)
+    order_by = spec.order_by or random_sort_keys(ctx, at_least=1)
+    if not ctx.scope.witnessed and func.name == "row_number":
+        order_by = total_order(order_by, ctx.scope.row_key)
+    by_name = name is not None and pool.resolved[i] == replace(spec, order_by=order_by) \
+        and chance(rng, 0.5)
+    window = WindowSpec(base=name) if by_name else replace(spec, order_by=order_by)
+    return BinaryOp(BinaryOperator.LE, WindowExpr(func, window), integer(rng.choice((1, 1, 2, 3))))
 
 
 def _limit(ctx: Context) -> tuple[int | None, int | None]:

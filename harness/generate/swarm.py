@@ -57,6 +57,9 @@ class Swarm(Enum):
     # t joined to a VALUES table or to generate_series/range (last: a flag
     # added at the end leaves the earlier flags' draws as they were)
     CONSTANT_SOURCES = "VALUES and table-function inputs"
+    # expression-level syntax (issue 16)
+    QUALIFY = "QUALIFY top-N filters"
+    OFFSET_EXPRESSIONS = "frame offsets written as constant expressions"
 
 
 CORE_ON_CHANCE = 0.85

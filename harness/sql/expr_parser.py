@@ -2,7 +2,7 @@
 calls with their window clauses, and window specifications.
 
 Precedence is PostgreSQL's: OR < AND < NOT < IS [NOT] NULL < comparison < ||
-< + - < * / % < unary minus. Literal spellings and the CAST folding rule live in
+< + - < * / % < unary minus < `::` (a cast: `-5::bigint` is -(5::bigint)). Literal spellings and the CAST folding rule live in
 `harness.sql.literals`.
 """
 
@@ -44,7 +44,7 @@ from harness.model import (
     WindowExpr,
     WindowSpec,
 )
-from harness.sql.frames import kind_order_problem
+from harness.sql.frames import kind_order_problem, offset_problem
 from harness.sql.lexer import Cursor, Kind, Token
 from harness.sql.literals import fold_cast, number_literal
 from harness.types import BOOL, DATE, STRING, TIMESTAMP, SqlType, parse_type_name
@@ -134,12 +134,26 @@ class ExprParser:
 
     def _unary(self) -> Expr:
         if not self.c.accept_op("-"):
-            return self._primary()
+            return self._postfix()
         tok = self.c.peek()
-        if tok.kind in NUMBERS:  # a minus on a number token is part of the literal
+        # A minus on a number token is part of the literal, unless `::` binds
+        # the number first (`-5::bigint` is -(5::bigint), as in PostgreSQL).
+        if tok.kind in NUMBERS and not self.c.at_op("::", 1):
             self.c.advance()
             return self._number(tok, "-")
         return UnaryOp(UnaryOperator.NEG, self._unary())
+
+    def _postfix(self) -> Expr:
+        """A primary with its `::type` casts; `5::bigint` folds as CAST(5 AS BIGINT) does."""
+        start = self.c.pos
+        tok = self.c.peek()
+        e = self._primary()
+        bare = _bare_token(tok) if self.c.pos == start + 1 else None
+        while self.c.accept_op("::"):
+            to = self._type(postfix=True)
+            folded = fold_cast(bare[0], bare[1], to) if bare else None
+            e, bare = folded or Cast(e, to), None
+        return e
 
     # -- primaries ----------------------------------------------------------
 
@@ -153,7 +167,9 @@ class ExprParser:
             return Literal(tok.value, STRING)
         if tok.keyword in _KEYWORD_PRIMARIES:
             return _KEYWORD_PRIMARIES[tok.keyword](self)
-        if tok.kind is Kind.WORD and tok.value in _TYPED_STRINGS and c.peek(1).kind is Kind.STRING:
+        if tok.kind is Kind.WORD and tok.value in _TYPED_STRINGS and (
+                c.peek(1).kind is Kind.STRING
+                or (tok.value == "interval" and c.peek(1).kind is Kind.INTEGER)):
             # DATE '...' is a literal; `date` alone is a name, as in PostgreSQL.
             return _TYPED_STRINGS[tok.value](self)
         if c.accept_op("("):
@@ -196,17 +212,27 @@ class ExprParser:
         return Literal(value, TIMESTAMP)
 
     def _interval(self) -> Interval:
+        """INTERVAL '3' DAY, INTERVAL 3 DAY, INTERVAL '3 days', INTERVAL '3' DAYS."""
         self.c.advance()
-        tok = self.c.peek()
-        if tok.kind is not Kind.STRING or not re.fullmatch(r"[+-]?\d+", tok.value):
-            raise self.c.error("expected a whole number in quotes after INTERVAL")
-        self.c.advance()
-        unit = self.c.peek()
-        if unit.kind is not Kind.WORD or unit.value.upper() not in IntervalUnit.__members__:
-            units = ", ".join(IntervalUnit.__members__)
-            raise self.c.error(f"expected an interval unit ({units})")
-        self.c.advance()
-        return Interval(int(tok.value), IntervalUnit[unit.value.upper()])
+        tok = self.c.advance()
+        text = tok.text if tok.kind is Kind.INTEGER else tok.value
+        match = re.fullmatch(r"\s*([+-]?\d+)\s*([A-Za-z]*)\s*", text)
+        if match is None or (tok.kind is Kind.INTEGER and match.group(2)):
+            raise self.c.error("expected a whole number, in quotes or not, after INTERVAL", tok)
+        unit_text = match.group(2)
+        unit_tok = self.c.peek()
+        if not unit_text and unit_tok.kind is Kind.WORD:
+            unit_text = unit_tok.value
+            self.c.advance()
+        return Interval(int(match.group(1)), self._interval_unit(unit_text, unit_tok))
+
+    def _interval_unit(self, text: str, tok: Token) -> IntervalUnit:
+        word = text.upper()
+        for unit in IntervalUnit:
+            if word in (unit.value, unit.value + "S"):  # DAYS, as PostgreSQL reads in '2 days'
+                return unit
+        units = ", ".join(IntervalUnit.__members__)
+        raise self.c.error(f"expected an interval unit ({units})", tok)
 
     def _case(self) -> Case:
         self.c.advance()
@@ -244,10 +270,14 @@ class ExprParser:
             return Kind.STRING, tok.value
         return (Kind.WORD, "null") if sign == 0 and tok.keyword == "null" else None
 
-    def _type(self) -> SqlType:
+    def _type(self, postfix: bool = False) -> SqlType:
         start, words = self.c.peek(), []
         while self.c.peek().kind is Kind.WORD:
             words.append(self.c.advance().value)
+            # After `::` the words end at the type's name (`x::int AS y`): only
+            # DOUBLE PRECISION has two.
+            if postfix and not (words == ["double"] and self.c.at_word("precision")):
+                break
         text = " ".join(words)
         if self.c.accept_op("("):
             text += "(" + self._integer("a precision")
@@ -376,9 +406,9 @@ class ExprParser:
             return CURRENT_ROW
         tok = self.c.peek()
         offset = self.additive()
-        numeric = isinstance(offset, Literal) and offset.type is not None and offset.type.is_numeric
-        if not (numeric or isinstance(offset, Interval)):
-            raise self.c.error("a frame offset must be a number or an INTERVAL", tok)
+        problem = offset_problem(offset)
+        if problem is not None:
+            raise InvalidQuery(problem, at(tok))
         if self.c.accept_word("preceding"):
             return Bound(BoundKind.PRECEDING, offset)
         self.c.expect_word("following")
@@ -407,7 +437,10 @@ class ExprParser:
         return tuple(keys)
 
     def _sort_key(self) -> SortKey:
-        e = self.expr()
+        return self.sort_key_options(self.expr())
+
+    def sort_key_options(self, e: Expr) -> SortKey:
+        """ASC/DESC and NULLS FIRST/LAST after a sort key's expression."""
         descending = self.c.accept_word("desc")
         if not descending:
             self.c.accept_word("asc")
@@ -432,6 +465,15 @@ _TYPED_STRINGS = {
     "timestamp": ExprParser._date_or_timestamp,
     "interval": ExprParser._interval,
 }
+
+
+def _bare_token(tok: Token) -> tuple[Kind, str] | None:
+    """A token `fold_cast` may fold when `::` follows it: a number, a string, NULL."""
+    if tok.kind in NUMBERS:
+        return tok.kind, tok.text
+    if tok.kind is Kind.STRING:
+        return Kind.STRING, tok.value
+    return (Kind.WORD, "null") if tok.keyword == "null" else None
 
 
 def _check_call(spec: FunctionSpec, call: FuncCall, windowed: bool) -> None:

@@ -10,7 +10,23 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from harness.model import Bound, BoundKind, Frame, Interval, IntervalUnit, Literal
+from harness.errors import HarnessError
+from harness.functions import FunctionKind, lookup
+from harness.model import (
+    SUBQUERY_EXPRS,
+    Bound,
+    BoundKind,
+    Column,
+    Expr,
+    Frame,
+    FuncCall,
+    Interval,
+    IntervalUnit,
+    Literal,
+    Star,
+    WindowExpr,
+    walk,
+)
 
 # Bound kinds in frame order.
 _RANK = {kind: i for i, kind in enumerate(BoundKind)}
@@ -29,11 +45,42 @@ def kind_order_problem(start: BoundKind, end: BoundKind) -> str | None:
     return None
 
 
+def offset_problem(offset: Expr) -> str | None:
+    """Why `offset` cannot be a frame offset, or None: it must be a constant
+    expression (no column, subquery, aggregate or window function), and a bare
+    literal must be a number."""
+    if isinstance(offset, Literal):
+        numeric = offset.type is not None and offset.type.is_numeric
+        return None if numeric else "a frame offset must be a number or an INTERVAL"
+    for node in walk(offset):
+        if isinstance(node, (Column, Star, *SUBQUERY_EXPRS)):
+            return "a frame offset must be a constant expression (no column or subquery)"
+        if isinstance(node, WindowExpr) or (
+                isinstance(node, FuncCall) and lookup(node.name).kind is not FunctionKind.SCALAR):
+            return "a frame offset must be a constant expression (no aggregate or window function)"
+    return None
+
+
+def offset_value(offset: Expr | None) -> object:
+    """The value of a constant frame offset (an Interval for intervals), or None
+    when it has none or it cannot be evaluated here (the reference then says why)."""
+    if offset is None or isinstance(offset, Literal):
+        return None if offset is None else offset.value
+    if isinstance(offset, Interval):
+        return offset
+    from reference_impl.expressions import constant_value  # the one evaluator of constants
+
+    try:
+        return constant_value(offset)
+    except (HarnessError, ArithmeticError):
+        return None
+
+
 def _size(bound: Bound) -> tuple[str, int | float | Decimal] | None:
     """An offset's magnitude with its scale, for comparison; None if not comparable."""
-    offset = bound.offset
-    if isinstance(offset, Literal) and isinstance(offset.value, (int, float, Decimal)):
-        return "number", offset.value
+    offset = offset_value(bound.offset)
+    if isinstance(offset, (int, float, Decimal)) and not isinstance(offset, bool):
+        return "number", offset
     if isinstance(offset, Interval):
         if offset.unit in _MONTHS:
             return "months", offset.count * _MONTHS[offset.unit]

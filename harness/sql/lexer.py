@@ -23,6 +23,8 @@ false filter first following from full group groups having ignore inner is join 
 not null nulls offset on or order outer over partition preceding range respect right rows select
 then true unbounded union when where window with"""
 RESERVED = frozenset(_RESERVED_WORDS.split())
+# QUALIFY ends a FROM clause as WHERE does (DuckDB, Spark and DataFusion reserve it).
+RESERVED |= {"qualify"}
 
 
 class Kind(Enum):

@@ -19,6 +19,7 @@ from functools import partial
 
 from harness.errors import InvalidQuery
 from harness.model import (
+    AllColumns,
     CommonTable,
     Expr,
     FramedWindowCopy,
@@ -139,7 +140,7 @@ class Parser(ExprParser):
     def _tail(self, q: Query) -> Query:
         """ORDER BY / LIMIT / OFFSET after a query: they apply to all of it."""
         tok = self.c.peek()
-        order_by = self.sort_keys() if self.c.accept_word("order", "by") else ()
+        order_by = self._order_by() if self.c.accept_word("order", "by") else ()
         limit = offset = None
         for _ in range(2):  # PostgreSQL takes LIMIT and OFFSET in either order
             if limit is None and self.c.accept_word("limit"):
@@ -166,6 +167,13 @@ class Parser(ExprParser):
             self.check_later(partial(_check_windows, q, tok, self.keep_invalid))
         return q
 
+    def _order_by(self) -> tuple[SortKey, ...]:
+        """The keys after a query's ORDER BY: `ALL [ASC|DESC] [NULLS ...]` or a list."""
+        if not self.c.at_word("all"):
+            return self.sort_keys()
+        self.c.advance()
+        return (self.sort_key_options(AllColumns()),)
+
     def _count(self) -> int:
         if self.c.peek().kind is not Kind.INTEGER:
             raise self.c.error("expected a whole number")
@@ -182,12 +190,18 @@ class Parser(ExprParser):
             items.append(self._item())
         source = self._from() if self.c.accept_word("from") else None
         where = self.expr() if self.c.accept_word("where") else None
-        group_by = self.exprs() if self.c.accept_word("group", "by") else ()
+        group_by = self._group_by() if self.c.accept_word("group", "by") else ()
         having = self.expr() if self.c.accept_word("having") else None
         windows = self._window_clause() if self.c.accept_word("window") else ()
-        select = Select(tuple(items), source, where, group_by, having, windows, distinct=distinct)
+        # QUALIFY after WINDOW, as DuckDB's grammar has it (Spark takes either order).
+        qualify = self.expr() if self.c.accept_word("qualify") else None
+        select = Select(tuple(items), source, where, group_by, having, windows, distinct=distinct,
+                        qualify=qualify)
         self.check_later(partial(_check_windows, select, tok, self.keep_invalid))
         return select
+
+    def _group_by(self) -> tuple[Expr, ...]:
+        return (AllColumns(),) if self.c.accept_word("all") else self.exprs()
 
     def _item(self) -> SelectItem:
         if self.c.accept_op("*"):

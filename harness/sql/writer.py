@@ -25,6 +25,7 @@ from harness.dialects.base import Dialect, Feature, IgnoreNullsPlacement
 from harness.dialects.canonical import CANONICAL
 from harness.errors import InvalidQuery, Unsupported
 from harness.model import (
+    AllColumns,
     BinaryOp,
     BinaryOperator,
     Bound,
@@ -60,8 +61,9 @@ from harness.model import (
     WindowSpec,
     With,
     resolve_window,
+    walk,
 )
-from harness.sql.frames import starts_after_end
+from harness.sql.frames import offset_problem, offset_value, starts_after_end
 from harness.sql.literals import literal_problem, natural_integer_type
 from harness.table_functions import check_table_function, column_name, table_name
 from harness.types import TypeKind
@@ -140,13 +142,16 @@ class _Writer:
         if s.where is not None:
             lines.append("WHERE " + self.expr(s.where))
         if s.group_by:
-            lines.append("GROUP BY " + ", ".join(self.expr(e) for e in s.group_by))
+            lines.append("GROUP BY " + self.group_by(s.group_by))
         if s.having is not None:
             lines.append("HAVING " + self.expr(s.having))
         if s.windows:
             self.require(Feature.NAMED_WINDOW)
             lines.append("WINDOW " + ", ".join(
                 f"{self.quote(w.name)} AS ({self.spec(w.spec)})" for w in s.windows))
+        if s.qualify is not None:
+            self.require(Feature.QUALIFY)
+            lines.append("QUALIFY " + self.expr(s.qualify))
         lines += self.tail(s)
         self.windows = outer
         return "\n".join(lines)
@@ -155,10 +160,27 @@ class _Writer:
         text = self.expr(item.expr)
         return text if item.alias is None else f"{text} AS {self.quote(item.alias)}"
 
+    def group_by(self, keys: tuple[Expr, ...]) -> str:
+        if AllColumns() not in keys:
+            return ", ".join(self.expr(e) for e in keys)
+        if len(keys) != 1:
+            raise InvalidQuery("GROUP BY ALL takes no other key")
+        self.require(Feature.GROUP_BY_ALL)
+        return "ALL"
+
+    def query_order_by(self, keys: tuple[SortKey, ...]) -> str:
+        """A query's ORDER BY keys: a list, or ALL with its direction and null order."""
+        if not any(isinstance(k.expr, AllColumns) for k in keys):
+            return self.sort_keys(keys)
+        if len(keys) != 1:
+            raise InvalidQuery("ORDER BY ALL takes no other key")
+        self.require(Feature.ORDER_BY_ALL)
+        return self.sort_key(keys[0], "ALL")
+
     def tail(self, q: Select | UnionAll) -> list[str]:
         lines = []
         if q.order_by:
-            lines.append("ORDER BY " + self.sort_keys(q.order_by))
+            lines.append("ORDER BY " + self.query_order_by(q.order_by))
         if q.limit is not None:
             lines.append(f"LIMIT {q.limit}")
         if q.offset is not None:
@@ -406,7 +428,7 @@ class _Writer:
         # engine, not the writer, must refuse it.
         if starts_after_end(f):
             self.require(Feature.FRAME_START_AFTER_END)
-        offsets = (f.start.offset, f.end.offset)
+        offsets = (offset_value(f.start.offset), offset_value(f.end.offset))
         if all(isinstance(o, Interval) for o in offsets) and offsets[0].unit != offsets[1].unit:
             self.require(Feature.RANGE_MIXED_INTERVAL_UNITS)
         start, end = self.bound(f.start, f.mode), self.bound(f.end, f.mode)
@@ -423,11 +445,17 @@ class _Writer:
             raise InvalidQuery(f"a {b.kind.value} bound {needs} offset")
         if b.offset is None:
             return b.kind.value
-        if not isinstance(b.offset, (Literal, Interval)):
-            raise InvalidQuery("a frame offset must be a Literal or an Interval")
+        problem = offset_problem(b.offset)
+        if problem is not None:
+            raise InvalidQuery(problem)
+        has_interval = any(isinstance(node, Interval) for node in walk(b.offset))
+        if not isinstance(b.offset, (Literal, Interval)):  # the narrowest feature first
+            if has_interval:
+                self.require(Feature.FRAME_OFFSET_INTERVAL_EXPRESSION)
+            self.require(Feature.FRAME_OFFSET_EXPRESSION)
         if mode is FrameMode.RANGE:
             self.require(Feature.RANGE_OFFSET)
-        if isinstance(b.offset, Interval):
+        if has_interval:
             self.require(Feature.RANGE_INTERVAL)
         text = self.expr(b.offset)  # checks the literal, and the features it needs
         if isinstance(b.offset, Literal):  # some engines take only bare numbers here
@@ -438,8 +466,9 @@ class _Writer:
     def sort_keys(self, keys: tuple[SortKey, ...]) -> str:
         return ", ".join(self.sort_key(k) for k in keys)
 
-    def sort_key(self, k: SortKey) -> str:
-        text = f"{self.expr(k.expr)} {'DESC' if k.descending else 'ASC'}"
+    def sort_key(self, k: SortKey, expr_text: str | None = None) -> str:
+        text = expr_text if expr_text is not None else self.expr(k.expr)
+        text = f"{text} {'DESC' if k.descending else 'ASC'}"
         if k.nulls is not None:
             self.require(Feature.NULLS_ORDER)
             text += " " + k.nulls.value
