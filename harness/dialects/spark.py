@@ -31,6 +31,10 @@ UNSUPPORTED = frozenset({
     # `OVER (w ORDER BY ...)` / `OVER (w ROWS ...)` is a PARSE_SYNTAX_ERROR;
     # `OVER w` works.
     Feature.NAMED_WINDOW_REFINEMENT,
+    # A subquery reading a column two queries out: `(SELECT count(*) FROM t AS
+    # u WHERE EXISTS (SELECT 1 FROM t AS w WHERE w.k = t.k))` fails with
+    # UNRESOLVED_COLUMN.WITH_SUGGESTION on `t`.`k` (4.3.0).
+    Feature.CORRELATION_BEYOND_PARENT,
 })
 
 # Valid queries Spark refuses at analysis though it implements the construct

@@ -26,16 +26,21 @@ from harness.model import (
     Cast,
     Column,
     Exclusion,
+    Exists,
     Expr,
     Frame,
     FrameMode,
     FuncCall,
+    InList,
+    InSubquery,
     Interval,
     IntervalUnit,
     IsNull,
     Literal,
     NullsOrder,
     NullTreatment,
+    Query,
+    ScalarSubquery,
     SortKey,
     Star,
     UnaryOp,
@@ -86,6 +91,10 @@ class ExprParser:
         return left
 
     def _not(self) -> Expr:
+        if self.c.at_word("not", "exists") and self.c.at_op("(", 2) and self._at_query(3):
+            # NOT EXISTS is one node, as it is written.
+            self.c.advance()
+            return self._exists(negated=True)
         if self.c.accept_word("not"):
             return UnaryOp(UnaryOperator.NOT, self._not())
         return self._is()
@@ -105,12 +114,28 @@ class ExprParser:
 
     def _comparison(self) -> Expr:
         # Non-associative, as in PostgreSQL: `a = b = c` is an error.
-        left = self._concat()
+        left = self._in()
         tok = self.c.peek()
         if tok.kind is Kind.OP and tok.value in _COMPARISONS:
             self.c.advance()
-            return BinaryOp(_COMPARISONS[tok.value], left, self._concat())
+            return BinaryOp(_COMPARISONS[tok.value], left, self._in())
         return left
+
+    def _in(self) -> Expr:
+        """`x [NOT] IN (SELECT ...)` and `x [NOT] IN (a, b)`: tighter than `=`, as
+        in PostgreSQL, so `x IN (1) = TRUE` compares the IN's result."""
+        operand = self._concat()
+        negated = self.c.at_word("not", "in")
+        if not (negated or self.c.at_word("in")):
+            return operand
+        self.c.accept_word("not")
+        self.c.expect_word("in")
+        if self.c.at_op("(") and self._at_query(1):
+            return InSubquery(operand, self._parenthesized_query(), negated)
+        self.c.expect_op("(")
+        items = self.exprs()
+        self.c.expect_op(")")
+        return InList(operand, items, negated)
 
     def _concat(self) -> Expr:
         left = self.additive()
@@ -155,15 +180,36 @@ class ExprParser:
         if tok.kind is Kind.WORD and tok.value in _TYPED_STRINGS and c.peek(1).kind is Kind.STRING:
             # DATE '...' is a literal; `date` alone is a name, as in PostgreSQL.
             return _TYPED_STRINGS[tok.value](self)
+        if c.at_op("(") and self._at_query(1):
+            return ScalarSubquery(self._parenthesized_query())
+        if c.at_word("exists") and c.at_op("(", 1) and self._at_query(2):
+            return self._exists()  # EXISTS is not reserved: a column may be named so
         if c.accept_op("("):
-            if c.at_word("select") or c.at_word("with"):
-                raise c.error("subqueries in expressions are not supported")
             e = self.expr()
             c.expect_op(")")
             return e
         if c.at_name():
             return self._call() if c.at_op("(", 1) else self._column()
         raise c.error("expected an expression")
+
+    # -- subqueries -----------------------------------------------------------
+
+    def query(self) -> Query:
+        """A whole query; the query parser (`harness.sql.parser.Parser`) gives it."""
+        raise self.c.error("subqueries in expressions are not supported")
+
+    def _at_query(self, ahead: int) -> bool:
+        return self.c.at_word("select", ahead=ahead) or self.c.at_word("with", ahead=ahead)
+
+    def _parenthesized_query(self) -> Query:
+        self.c.expect_op("(")
+        query = self.query()
+        self.c.expect_op(")")
+        return query
+
+    def _exists(self, negated: bool = False) -> Exists:
+        self.c.expect_word("exists")
+        return Exists(self._parenthesized_query(), negated)
 
     def _number(self, tok: Token, sign: str) -> Literal:
         try:

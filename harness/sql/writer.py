@@ -31,10 +31,13 @@ from harness.model import (
     Case,
     Cast,
     Column,
+    Exists,
     Expr,
     Frame,
     FrameMode,
     FuncCall,
+    InList,
+    InSubquery,
     Interval,
     IsNull,
     Join,
@@ -42,6 +45,7 @@ from harness.model import (
     Literal,
     NamedWindow,
     Query,
+    ScalarSubquery,
     Select,
     SelectItem,
     SortKey,
@@ -57,6 +61,7 @@ from harness.model import (
     With,
     resolve_window,
 )
+from harness.sql.correlation import is_aggregated, outer_references, source_names
 from harness.sql.frames import starts_after_end
 from harness.sql.literals import literal_problem, natural_integer_type
 from harness.types import TypeKind
@@ -80,6 +85,13 @@ class _Writer:
         self.d = dialect
         # The WINDOW clause of the SELECT being written, to resolve `OVER w`.
         self.windows: tuple[NamedWindow, ...] = ()
+        # Where the expression being written stands, for the dialects that take
+        # subqueries in some places only: the FROM names of each SELECT around
+        # it (innermost last), inside a condition clause (WHERE, HAVING, ON),
+        # inside a window function or window definition.
+        self.scopes: list[frozenset[str]] = []
+        self.in_condition = False
+        self.in_window = False
 
     def require(self, feature: Feature) -> None:
         if not self.d.supports(feature):
@@ -101,23 +113,40 @@ class _Writer:
         if not s.items:
             raise InvalidQuery("a SELECT needs at least one item")
         outer, self.windows = self.windows, s.windows
+        self.scopes.append(source_names(s.source))
         lines = [("SELECT DISTINCT " if s.distinct else "SELECT ")
                  + ", ".join(self.item(i) for i in s.items)]
         if s.source is not None:
             lines.append("FROM " + self.source(s.source))
         if s.where is not None:
-            lines.append("WHERE " + self.expr(s.where))
+            lines.append("WHERE " + self.condition(s.where))
         if s.group_by:
             lines.append("GROUP BY " + ", ".join(self.expr(e) for e in s.group_by))
         if s.having is not None:
-            lines.append("HAVING " + self.expr(s.having))
+            lines.append("HAVING " + self.condition(s.having))
         if s.windows:
             self.require(Feature.NAMED_WINDOW)
             lines.append("WINDOW " + ", ".join(
-                f"{self.quote(w.name)} AS ({self.spec(w.spec)})" for w in s.windows))
+                f"{self.quote(w.name)} AS ({self.windowed(self.spec, w.spec)})"
+                for w in s.windows))
         lines += self.tail(s)
         self.windows = outer
+        self.scopes.pop()
         return "\n".join(lines)
+
+    def condition(self, e: Expr) -> str:
+        """A WHERE, HAVING or ON condition."""
+        outer, self.in_condition = self.in_condition, True
+        text = self.expr(e)
+        self.in_condition = outer
+        return text
+
+    def windowed(self, write_one: Callable[[Any], str], node: object) -> str:
+        """A window function or definition: subqueries inside it are in a window."""
+        outer, self.in_window = self.in_window, True
+        text = write_one(node)
+        self.in_window = outer
+        return text
 
     def item(self, item: SelectItem) -> str:
         text = self.expr(item.expr)
@@ -173,7 +202,7 @@ class _Writer:
         # Joins associate to the left, so a join on the right needs parentheses.
         right = f"({right})" if isinstance(j.right, Join) else right
         text = f"{self.source(j.left)} {j.kind.value} JOIN {right}"
-        return text if j.on is None else f"{text} ON {self.expr(j.on)}"
+        return text if j.on is None else f"{text} ON {self.condition(j.on)}"
 
     # -- expressions -----------------------------------------------------------
 
@@ -186,7 +215,7 @@ class _Writer:
     def operand(self, e: Expr) -> str:
         """An operand of an operator: parenthesised unless it cannot be split."""
         text = self.expr(e)
-        compound = isinstance(e, (BinaryOp, UnaryOp, IsNull)) or text.startswith("-")
+        compound = isinstance(e, _COMPOUND) or text.startswith("-")
         return f"({text})" if compound else text
 
     def column(self, c: Column) -> str:
@@ -208,6 +237,50 @@ class _Writer:
 
     def is_null(self, e: IsNull) -> str:
         return f"{self.operand(e.operand)} IS {'NOT ' if e.negated else ''}NULL"
+
+    # -- subqueries and IN lists -------------------------------------------------
+
+    def scalar_subquery(self, e: ScalarSubquery) -> str:
+        self.require(Feature.SCALAR_SUBQUERY)
+        if outer_references(e.query) and not is_aggregated(e.query):
+            self.require(Feature.CORRELATED_SCALAR_UNAGGREGATED)
+        return self.subquery(e.query)
+
+    def in_subquery(self, e: InSubquery) -> str:
+        self.require(Feature.IN_SUBQUERY)
+        self.check_predicate_place()
+        operand = self.operand(e.operand)
+        return f"{operand} {'NOT ' if e.negated else ''}IN {self.subquery(e.query)}"
+
+    def exists(self, e: Exists) -> str:
+        self.require(Feature.EXISTS_SUBQUERY)
+        self.check_predicate_place()
+        return f"{'NOT ' if e.negated else ''}EXISTS {self.subquery(e.query)}"
+
+    def check_predicate_place(self) -> None:
+        if not self.in_condition:
+            self.require(Feature.SUBQUERY_PREDICATE_AS_VALUE)
+
+    def subquery(self, q: Query) -> str:
+        """`(query)` in an expression, with the correlation checks of the place."""
+        outer = outer_references(q)
+        if outer:
+            self.require(Feature.CORRELATED_SUBQUERY)
+            if self.in_window:
+                self.require(Feature.CORRELATED_SUBQUERY_IN_WINDOW)
+            if self.scopes and not outer <= self.scopes[-1]:
+                self.require(Feature.CORRELATION_BEYOND_PARENT)
+        place = self.in_condition, self.in_window
+        self.in_condition = self.in_window = False  # the subquery's own clauses
+        text = self.query(q)
+        self.in_condition, self.in_window = place
+        return f"({text})"
+
+    def in_list(self, e: InList) -> str:
+        if not e.items:
+            raise InvalidQuery("an IN list needs at least one item")
+        items = ", ".join(self.expr(i) for i in e.items)
+        return f"{self.operand(e.operand)} {'NOT ' if e.negated else ''}IN ({items})"
 
     def case(self, c: Case) -> str:
         if not c.whens:
@@ -288,12 +361,12 @@ class _Writer:
         self.check_window_limits(w.func.name, resolved)
         if resolved.frame is not None and resolved.frame.mode is FrameMode.RANGE and not resolved.order_by:
             self.require(Feature.RANGE_WITHOUT_ORDER_BY)
-        call = self.call(w.func, in_window=True)
+        call = self.windowed(lambda f: self.call(f, in_window=True), w.func)
         spec = w.window
         if spec.base is not None and spec == WindowSpec(base=spec.base):
             self.require(Feature.NAMED_WINDOW)
             return f"{call} OVER {self.quote(spec.base)}"
-        return f"{call} OVER ({self.spec(spec)})"
+        return f"{call} OVER ({self.windowed(self.spec, spec)})"
 
     def check_window_limits(self, name: str, resolved: WindowSpec) -> None:
         """Per-function limits of a dialect: an ORDER BY it insists on, a moving
@@ -379,7 +452,14 @@ _EXPRS: dict[type, Callable[[_Writer, Any], str]] = {
     Cast: _Writer.cast,
     FuncCall: _Writer.call,
     WindowExpr: _Writer.window_expr,
+    ScalarSubquery: _Writer.scalar_subquery,
+    InSubquery: _Writer.in_subquery,
+    Exists: _Writer.exists,
+    InList: _Writer.in_list,
 }
+
+# Operands written in parentheses: they could otherwise be split or re-read.
+_COMPOUND = (BinaryOp, UnaryOp, IsNull, InSubquery, InList, Exists)
 
 # Spelling of non-NULL literals by type, through the dialect's hooks.
 _LITERALS: dict[TypeKind, Callable[[Dialect, Any, Any], str]] = {
