@@ -29,6 +29,7 @@ from reference_impl.relation import Field, Relation, Row
 from reference_impl.rewrite import Rewrite, identity
 from reference_impl.sources import scan_source
 from reference_impl.sqltypes import common_type
+from reference_impl.subqueries import running
 from reference_impl.values import row_key
 from reference_impl.windows import apply_windows
 
@@ -46,12 +47,14 @@ def evaluate_query(
 
 
 def run_query(query: Query, ctx: Context) -> Relation:
-    if isinstance(query, Select):
-        return _run_select(query, ctx)
-    if isinstance(query, UnionAll):
-        return _run_union_all(query, ctx)
-    if isinstance(query, With):
-        return _run_with(query, ctx)
+    # Subqueries in expressions, compiled below, run in this query's context.
+    with running(ctx, run_query):
+        if isinstance(query, Select):
+            return _run_select(query, ctx)
+        if isinstance(query, UnionAll):
+            return _run_union_all(query, ctx)
+        if isinstance(query, With):
+            return _run_with(query, ctx)
     raise InvalidQuery(f"unknown query node {query!r}")
 
 
