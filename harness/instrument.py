@@ -25,8 +25,10 @@ import pyarrow as pa
 
 from harness.functions import is_aggregate, is_order_sensitive
 from harness.model import (
+    SUBQUERY_EXPRS,
     Column,
     FuncCall,
+    InSubquery,
     Query,
     Select,
     SelectItem,
@@ -135,6 +137,8 @@ def _has_plain_aggregate(query: Select) -> bool:
     def visit(node: object) -> bool:
         if isinstance(node, WindowExpr):
             return False
+        if isinstance(node, SUBQUERY_EXPRS):  # a subquery's aggregates group its own rows
+            return isinstance(node, InSubquery) and visit(node.operand)
         if isinstance(node, FuncCall) and is_aggregate(node.name):
             return True
         return any(visit(c) for c in children(node))

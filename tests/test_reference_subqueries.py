@@ -7,8 +7,14 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
+from harness.compare import Judgement, Verdict, compare
+from harness.dialects.base import NULLS_LARGEST
 from harness.errors import EvaluationError, InvalidQuery
+from harness.instrument import instrument, with_rowid
+from harness.model import ColumnDef, TableSchema
+from harness.oracle import Oracle
 from harness.sql import parse
+from harness.types import INT64
 from reference_impl import evaluate
 from reference_impl import subqueries as subqueries_module
 
@@ -141,3 +147,20 @@ def test_runs_once_uncorrelated_and_once_per_distinct_outer_row(monkeypatch) -> 
     runs.clear()
     rows("SELECT id, (SELECT count(*) FROM t AS u WHERE u.k = t.k) AS x FROM t")
     assert len(runs) == 1 + 7  # the typing run, then one per distinct outer row
+
+
+def test_a_subquery_aggregate_leaves_the_query_row_level() -> None:
+    # `(SELECT max(v) FROM t)` aggregates the subquery's rows, not the outer
+    # query's: the query stays row-level, judged row by row through the row id.
+    sql = "SELECT id, v - (SELECT max(u.v) FROM t AS u) AS x FROM t"
+    schema = TableSchema("t", tuple(ColumnDef(c, INT64) for c in ("id", "k", "v")))
+    plan = instrument(parse(sql), (schema,))
+    assert plan.rowid_column is not None
+    oracle = Oracle(plan.unlimited, with_rowid({"t": T}))
+    answer = oracle.evaluate().table
+    judgement = Judgement(plan, NULLS_LARGEST)
+    assert compare(answer, judgement, oracle).verdict is Verdict.MATCH
+    wrong = answer.column(1).to_pylist()
+    wrong[0] = -19  # 10 - 30 is -20
+    spoiled = answer.set_column(1, answer.field(1), pa.array(wrong, answer.field(1).type))
+    assert compare(spoiled, judgement, oracle).verdict is Verdict.MISMATCH
