@@ -27,7 +27,11 @@ raises `NotBatchable` for them and the case runs on its own:
 - an aggregate without GROUP BY (it answers one row even for an empty case);
 - a LIMIT without ORDER BY (per case it would need an unordered row_number,
   which some engines reject);
-- `SELECT *` over a derived table or join, FULL joins, UNION ALL and WITH.
+- `SELECT *` over a derived table or join, FULL joins, UNION ALL and WITH;
+- a subquery in an expression (scalar, IN, EXISTS), anywhere in the query: it
+  would read every case's rows. Correlating it by the case id would make it
+  a correlated subquery, which engines support in fewer places than
+  uncorrelated ones, so the case runs on its own instead.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ import pyarrow.compute as pc
 from harness.errors import HarnessError
 from harness.functions import is_aggregate
 from harness.model import (
+    SUBQUERY_EXPRS,
     BinaryOp,
     BinaryOperator,
     Column,
@@ -60,6 +65,7 @@ from harness.model import (
     WindowExpr,
     WindowSpec,
     children,
+    walk,
 )
 from harness.types import INT64
 from reference_impl.rewrite import map_children
@@ -153,6 +159,9 @@ def _select(sel: Select) -> Select:
         raise NotBatchable("an aggregate without GROUP BY answers one row even for an empty case")
     if sel.source is None:
         raise NotBatchable("a query without FROM reads no stacked table")
+    if any(isinstance(node, SUBQUERY_EXPRS) for node in walk(sel)):
+        raise NotBatchable("a subquery in an expression is not batched (it would read "
+                           "every case's rows)")
     source, case = _source(sel.source)
     batched = replace(
         sel,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
+from harness.batching import NotBatchable, batch_query
 from harness.compare import Judgement, Verdict, compare
 from harness.dialects.base import NULLS_LARGEST
 from harness.errors import EvaluationError, InvalidQuery
@@ -164,3 +165,16 @@ def test_a_subquery_aggregate_leaves_the_query_row_level() -> None:
     wrong[0] = -19  # 10 - 30 is -20
     spoiled = answer.set_column(1, answer.field(1), pa.array(wrong, answer.field(1).type))
     assert compare(spoiled, judgement, oracle).verdict is Verdict.MISMATCH
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT id, v - (SELECT avg(v) FROM t) AS x FROM t",
+    "SELECT id FROM t WHERE EXISTS (SELECT 1 FROM t AS u WHERE u.k = t.k)",
+    "SELECT q.id FROM (SELECT id, v IN (SELECT v FROM t) AS b FROM t) AS q",
+    "SELECT id, sum(v) OVER (PARTITION BY v > (SELECT avg(v) FROM t)) AS x FROM t",
+])
+def test_a_query_with_a_subquery_runs_alone(sql: str) -> None:
+    # Stacked, `(SELECT avg(v) FROM t)` would average every case's rows.
+    with pytest.raises(NotBatchable, match="subquery"):
+        batch_query(parse(sql))
+    assert batch_query(parse("SELECT id, v IN (1, 2) AS x FROM t"))  # an IN list is batched
