@@ -43,6 +43,7 @@ class Toggle(Enum):
     SPECIAL_FLOATS = "NaN and infinities"
     JOINS = "joins"
     SUBQUERIES = "subqueries"
+    EXPR_SUBQUERIES = "subqueries in expressions"  # scalar, IN and EXISTS
     SET_OPS = "UNION ALL and WITH"
     GROUP_BY = "GROUP BY"
     LIMIT = "LIMIT/OFFSET"

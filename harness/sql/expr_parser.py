@@ -91,7 +91,7 @@ class ExprParser:
         return left
 
     def _not(self) -> Expr:
-        if self.c.at_word("not", "exists") and self.c.at_op("(", 2) and self._at_query(3):
+        if self.c.at_word("not", "exists") and self.c.at_op("(", 2):
             # NOT EXISTS is one node, as it is written.
             self.c.advance()
             return self._exists(negated=True)
@@ -130,8 +130,9 @@ class ExprParser:
             return operand
         self.c.accept_word("not")
         self.c.expect_word("in")
-        if self.c.at_op("(") and self._at_query(1):
-            return InSubquery(operand, self._parenthesized_query(), negated)
+        query = self._query_in_parens()
+        if query is not None:
+            return InSubquery(operand, query, negated)
         self.c.expect_op("(")
         items = self.exprs()
         self.c.expect_op(")")
@@ -180,9 +181,10 @@ class ExprParser:
         if tok.kind is Kind.WORD and tok.value in _TYPED_STRINGS and c.peek(1).kind is Kind.STRING:
             # DATE '...' is a literal; `date` alone is a name, as in PostgreSQL.
             return _TYPED_STRINGS[tok.value](self)
-        if c.at_op("(") and self._at_query(1):
-            return ScalarSubquery(self._parenthesized_query())
-        if c.at_word("exists") and c.at_op("(", 1) and self._at_query(2):
+        query = self._query_in_parens()
+        if query is not None:
+            return ScalarSubquery(query)
+        if c.at_word("exists") and c.at_op("(", 1):
             return self._exists()  # EXISTS is not reserved: a column may be named so
         if c.accept_op("("):
             e = self.expr()
@@ -207,9 +209,32 @@ class ExprParser:
         self.c.expect_op(")")
         return query
 
+    def _query_in_parens(self) -> Query | None:
+        """`(query)` when the parentheses hold a query, else None (nothing read).
+
+        A query may itself start with `(` (`((SELECT ...) UNION ALL ...)`), as
+        may an expression (`((SELECT 1) + 1)`): after `((` the query is tried
+        first, as PostgreSQL's grammar prefers it, and the cursor goes back if
+        it is not one."""
+        if not self.c.at_op("("):
+            return None
+        if self._at_query(1):
+            return self._parenthesized_query()
+        if not self.c.at_op("(", 1):
+            return None
+        start = self.c.pos
+        try:
+            return self._parenthesized_query()
+        except InvalidQuery:
+            self.c.pos = start
+            return None
+
     def _exists(self, negated: bool = False) -> Exists:
         self.c.expect_word("exists")
-        return Exists(self._parenthesized_query(), negated)
+        query = self._query_in_parens()
+        if query is None:
+            raise self.c.error("expected a subquery in parentheses after EXISTS")
+        return Exists(query, negated)
 
     def _number(self, tok: Token, sign: str) -> Literal:
         try:

@@ -279,6 +279,10 @@ class _Writer:
     def in_list(self, e: InList) -> str:
         if not e.items:
             raise InvalidQuery("an IN list needs at least one item")
+        if len(e.items) == 1 and isinstance(e.items[0], ScalarSubquery):
+            # `x IN ((SELECT ...))` reads back as `x IN (SELECT ...)`, as in PostgreSQL.
+            raise InvalidQuery("an IN list of one scalar subquery cannot be written apart "
+                               "from IN (SELECT ...)")
         items = ", ".join(self.expr(i) for i in e.items)
         return f"{self.operand(e.operand)} {'NOT ' if e.negated else ''}IN ({items})"
 
