@@ -31,6 +31,7 @@ from harness.generate.sources import (
     subquery_body,
     table_body,
 )
+from harness.generate.subqueries import max_flag_item
 from harness.generate.swarm import Swarm, random_swarm
 from harness.generate.windows import (
     Chooser,
@@ -84,6 +85,10 @@ def random_query(
     items = (*body.items, *extra,
              *(SelectItem(w, fresh_name(f"w{i + 1}", taken)) for i, w in enumerate(windows)))
     order_by = _top_order_by(ctx, body, items)
+    if body.shape is Shape.TABLE:  # drawn after ORDER BY, which keeps its stream
+        flag = max_flag_item(ctx, t.name)
+        if flag is not None:
+            items = (*items, SelectItem(flag, fresh_name("is_max", taken)))
     query = Select(items, body.source, body.where, body.group_by, body.having,
                    used_windows(windows, pool), order_by, limit, offset)
     tables = (t.name, schemas[1].name) if body.shape is Shape.JOIN else (t.name,)
