@@ -123,7 +123,9 @@ def _star_columns(star: Star, rel: Relation) -> list[Column]:
 
 def _output_column(name: str, expr: Expr, rel: Relation) -> OutputColumn:
     compiled = compile_expr(expr, rel)
-    magnitude = rel.magnitude_index(rel.resolve(expr)) if isinstance(expr, Column) else None
+    # A column of an enclosing query (a correlated subquery's item) is not in rel.
+    index = rel.find(expr) if isinstance(expr, Column) else None
+    magnitude = rel.magnitude_index(index) if index is not None else None
     return OutputColumn(name, expr, compiled, magnitude)
 
 

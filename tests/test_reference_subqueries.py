@@ -178,3 +178,9 @@ def test_a_query_with_a_subquery_runs_alone(sql: str) -> None:
     with pytest.raises(NotBatchable, match="subquery"):
         batch_query(parse(sql))
     assert batch_query(parse("SELECT id, v IN (1, 2) AS x FROM t"))  # an IN list is batched
+
+
+def test_an_outer_column_as_the_subquery_item() -> None:
+    # u.id = 1 picks one row of u; its item is the outer row's v.
+    assert column("SELECT id, (SELECT t.v FROM t AS u WHERE u.id = 1) AS x FROM t") == [
+        10, None, 10, 20, 30, None, 5]
