@@ -35,6 +35,10 @@ raises `NotBatchable` for them and the case runs on its own:
 A constant source (a VALUES table, generate_series, range) is the same in
 every case, so it is joined as it is and the case id comes from the other
 side.
+- a subquery in an expression (scalar, IN, EXISTS), anywhere in the query: it
+  would read every case's rows. Correlating it by the case id would make it
+  a correlated subquery, which engines support in fewer places than
+  uncorrelated ones, so the case runs on its own instead.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ import pyarrow.compute as pc
 from harness.errors import HarnessError
 from harness.functions import is_aggregate
 from harness.model import (
+    SUBQUERY_EXPRS,
     AllColumns,
     BinaryOp,
     BinaryOperator,
@@ -71,6 +76,7 @@ from harness.model import (
     WindowSpec,
     children,
     key_position,
+    walk,
 )
 from harness.sql.all_keys import expand_all_keys
 from harness.types import INT64
@@ -167,6 +173,9 @@ def _select(sel: Select) -> Select:
         raise NotBatchable("an aggregate without GROUP BY answers one row even for an empty case")
     if sel.source is None:
         raise NotBatchable("a query without FROM reads no stacked table")
+    if any(isinstance(node, SUBQUERY_EXPRS) for node in walk(sel)):
+        raise NotBatchable("a subquery in an expression is not batched (it would read "
+                           "every case's rows)")
     source, case = _source(sel.source)
     if case is None:
         raise NotBatchable("a query over VALUES or table functions only reads no stacked table")

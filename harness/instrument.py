@@ -33,6 +33,7 @@ from harness.model import (
     AllColumns,
     Column,
     FuncCall,
+    InSubquery,
     NullsOrder,
     Query,
     Select,
@@ -220,6 +221,8 @@ def _has_plain_aggregate(query: Select) -> bool:
     def visit(node: object) -> bool:
         if isinstance(node, (*SUBQUERY_EXPRS, Select, SubqueryRef)):
             return False
+        if isinstance(node, SUBQUERY_EXPRS):  # a subquery's aggregates group its own rows
+            return isinstance(node, InSubquery) and visit(node.operand)
         if isinstance(node, WindowExpr):
             return any(visit(c) for c in (*children(node.func), node.window))
         if isinstance(node, FuncCall) and is_aggregate(node.name):

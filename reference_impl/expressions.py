@@ -13,7 +13,7 @@ import operator
 from collections.abc import Callable
 
 from harness import types as T
-from harness.errors import EvaluationError, ReferenceGap
+from harness.errors import EvaluationError, InvalidQuery, ReferenceGap
 from harness.functions import FunctionKind, lookup
 from harness.model import (
     COMPARISONS,
@@ -22,12 +22,16 @@ from harness.model import (
     Case,
     Cast,
     Column,
+    Exists,
     Expr,
     FuncCall,
+    InList,
+    InSubquery,
     Interval,
     IntervalUnit,
     IsNull,
     Literal,
+    ScalarSubquery,
     Star,
     UnaryOp,
     UnaryOperator,
@@ -49,6 +53,7 @@ from reference_impl.profile import active_profile
 from reference_impl.relation import Relation, Row
 from reference_impl.scalar_functions import SCALAR_FUNCTIONS
 from reference_impl.sqltypes import arithmetic_type, common_type
+from reference_impl.subqueries import compile_exists, compile_scalar, in_values, outer_column
 from reference_impl.values import and3, compare, not3, or3
 
 
@@ -79,7 +84,12 @@ def constant_value(expr: Expr) -> object:
 
 
 def _column(expr: Column, rel: Relation) -> Compiled:
-    index = rel.resolve(expr)
+    index = rel.find(expr)
+    if index is None:  # a column of an enclosing query (a correlated subquery), or none
+        outer = outer_column(expr)
+        if outer is not None:
+            return outer
+        index = rel.resolve(expr)  # raises: the column does not exist
     return Compiled(operator.itemgetter(index), rel.fields[index].type)
 
 
@@ -365,6 +375,54 @@ def _cast(expr: Cast, rel: Relation) -> Compiled:
 
 
 # ---------------------------------------------------------------------------
+# Subqueries and IN lists
+
+
+def _scalar_subquery(expr: ScalarSubquery, rel: Relation) -> Compiled:
+    return compile_scalar(expr.query, rel)
+
+
+def _exists(expr: Exists, rel: Relation) -> Compiled:
+    return compile_exists(expr.query, expr.negated, rel)
+
+
+def _in_list(expr: InList, rel: Relation) -> Compiled:
+    """The standard's definition: `x IN (a, b)` is `x = a OR x = b`."""
+    if not expr.items:
+        raise InvalidQuery("an IN list needs at least one item")
+    tests = [BinaryOp(BinaryOperator.EQ, expr.operand, item) for item in expr.items]
+    chain = tests[0]
+    for test in tests[1:]:
+        chain = BinaryOp(BinaryOperator.OR, chain, test)
+    return compile_expr(UnaryOp(UnaryOperator.NOT, chain) if expr.negated else chain, rel)
+
+
+def _in_subquery(expr: InSubquery, rel: Relation) -> Compiled:
+    """`x IN (SELECT ...)`: TRUE on an equal value; else NULL if x or some value
+    is NULL (the comparison is unknown), else FALSE; FALSE over no rows."""
+    operand = compile_expr(expr.operand, rel)
+    sub, value_type = in_values(expr.query, rel)
+    _comparison(BinaryOperator.EQ, operand, Compiled(lambda row: None, value_type))  # types
+    lf, negated = operand.fn, expr.negated
+
+    def fn(row: Row) -> bool | None:
+        values = [r[0] for r in sub.rows(row)]
+        return _membership(lf(row), values) if not negated else not3(_membership(lf(row), values))
+
+    return Compiled(fn, T.BOOL)
+
+
+def _membership(x: object, values: list[object]) -> bool | None:
+    if not values:
+        return False
+    if x is None:
+        return None
+    if any(v is not None and compare(x, v) == 0 for v in values):
+        return True
+    return None if any(v is None for v in values) else False
+
+
+# ---------------------------------------------------------------------------
 # Scalar functions
 
 
@@ -391,4 +449,8 @@ _COMPILERS: dict[type, Callable[[object, Relation], Compiled]] = {
     Case: _case,
     Cast: _cast,
     FuncCall: _func_call,
+    ScalarSubquery: _scalar_subquery,
+    Exists: _exists,
+    InList: _in_list,
+    InSubquery: _in_subquery,
 }  # type: ignore[dict-item]

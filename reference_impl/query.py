@@ -46,6 +46,7 @@ from reference_impl.relation import Field, Relation, Row
 from reference_impl.rewrite import Rewrite, identity
 from reference_impl.sources import renamed, scan_source
 from reference_impl.sqltypes import common_type
+from reference_impl.subqueries import running
 from reference_impl.values import row_key
 from reference_impl.windows import apply_windows
 
@@ -63,14 +64,16 @@ def evaluate_query(
 
 
 def run_query(query: Query, ctx: Context) -> Relation:
-    if isinstance(query, Select):
-        return _run_select(query, ctx)
-    if isinstance(query, UnionAll):
-        return _run_union_all(query, ctx)
-    if isinstance(query, With):
-        return _run_with(query, ctx)
-    if isinstance(query, Values):
-        return _run_values(query)
+    # Subqueries in expressions, compiled below, run in this query's context.
+    with running(ctx, run_query):
+        if isinstance(query, Select):
+            return _run_select(query, ctx)
+        if isinstance(query, UnionAll):
+            return _run_union_all(query, ctx)
+        if isinstance(query, With):
+            return _run_with(query, ctx)
+        if isinstance(query, Values):
+            return _run_values(query)
     raise InvalidQuery(f"unknown query node {query!r}")
 
 
@@ -181,7 +184,9 @@ def _star_columns(star: Star, rel: Relation) -> list[Column]:
 
 def _output_column(name: str, expr: Expr, rel: Relation) -> OutputColumn:
     compiled = compile_expr(expr, rel)
-    magnitude = rel.magnitude_index(rel.resolve(expr)) if isinstance(expr, Column) else None
+    # A column of an enclosing query (a correlated subquery's item) is not in rel.
+    index = rel.find(expr) if isinstance(expr, Column) else None
+    magnitude = rel.magnitude_index(index) if index is not None else None
     return OutputColumn(name, expr, compiled, magnitude)
 
 

@@ -50,6 +50,13 @@ class Relation:
 
     def resolve(self, column: Column) -> int:
         """The index of the field a column reference names (exact case first)."""
+        index = self.find(column)
+        if index is None:
+            raise InvalidQuery(f"column {_spell(column)!r} does not exist")
+        return index
+
+    def find(self, column: Column) -> int | None:
+        """`resolve`, with None where no field matches (an ambiguous name still raises)."""
         # Only the fields of the same name up to case can match.
         candidates = self._named(column.name.lower())
         for same_case in (True, False):
@@ -58,7 +65,7 @@ class Relation:
                 raise InvalidQuery(f"column reference {_spell(column)!r} is ambiguous")
             if found:
                 return found[0]
-        raise InvalidQuery(f"column {_spell(column)!r} does not exist")
+        return None
 
     def _named(self, lowered: str) -> list[int]:
         if self._by_name is None or self._by_name[0] is not self.fields:

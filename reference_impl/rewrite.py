@@ -13,7 +13,18 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 
 from harness.functions import is_aggregate
-from harness.model import Expr, FuncCall, WindowExpr, children
+from harness.model import (
+    SUBQUERY_EXPRS,
+    Expr,
+    FuncCall,
+    InSubquery,
+    Select,
+    UnionAll,
+    Values,
+    WindowExpr,
+    With,
+    children,
+)
 from reference_impl.memo import per_node
 
 Rewrite = Callable[[Expr], Expr]
@@ -132,7 +143,22 @@ def _replace(node: object, keys: _Keys) -> object:
     if isinstance(node, WindowExpr):
         func = map_children(node.func, lambda c: _replace(c, keys))
         return WindowExpr(func, _replace(node.window, keys))  # type: ignore[arg-type]
+    if isinstance(node, SUBQUERY_EXPRS):  # the subquery's own clauses are its own
+        return map_children(node, lambda c: c if isinstance(c, _QUERIES) else _replace(c, keys))
     return map_children(node, lambda c: _replace(c, keys))
+
+
+_QUERIES = (Select, UnionAll, With, Values)
+
+
+def outer_children(node: object) -> tuple[object, ...]:
+    """The direct sub-nodes of an expression that belong to its query: a
+    subquery in it is a query of its own (only IN's operand is outside)."""
+    if isinstance(node, InSubquery):
+        return (node.operand,)
+    if isinstance(node, SUBQUERY_EXPRS):
+        return ()
+    return children(node)
 
 
 def _in(node: object, mapping: Mapping[object, Expr]) -> bool:
@@ -156,7 +182,7 @@ def aggregate_calls(node: object) -> tuple[FuncCall, ...]:
             for c in (*children(n.func), n.window):
                 visit(c)
             return
-        for c in children(n):
+        for c in outer_children(n):
             visit(c)
 
     visit(node)

@@ -29,7 +29,6 @@ from harness.model import (
     Select,
     WindowExpr,
     WindowSpec,
-    children,
     resolve_window,
 )
 from harness.types import FLOAT64, SqlType
@@ -54,7 +53,7 @@ from reference_impl.ordering import (
     sort_spec,
 )
 from reference_impl.relation import Field, Relation
-from reference_impl.rewrite import Replacement, Rewrite
+from reference_impl.rewrite import Replacement, Rewrite, outer_children
 from reference_impl.values import row_key
 from reference_impl.window_functions import WINDOW_FUNCTIONS, WindowCall
 
@@ -156,7 +155,7 @@ def _window_exprs_in(expr: Expr) -> tuple[WindowExpr, ...]:
             if in_window:
                 raise EvaluationError("window functions cannot be nested")
             found.append(node)
-        for child in children(node):
+        for child in outer_children(node):
             visit(child, in_window or isinstance(node, WindowExpr))
 
     visit(expr, False)

@@ -137,6 +137,16 @@ FEATURE_EXAMPLES: dict[Feature, tuple[str, str]] = {
         "SELECT id FROM t WHERE EXISTS (SELECT 1 FROM t AS u WHERE u.v > 25)", "EXISTS (SELECT"),
     Feature.CORRELATED_SUBQUERY: (
         "SELECT id, (SELECT count(*) FROM t AS u WHERE u.k = t.k) AS x FROM t", "u.k = t.k"),
+    Feature.SUBQUERY_PREDICATE_AS_VALUE: (
+        "SELECT id, v IN (SELECT v FROM t AS u WHERE u.k = 1) AS x FROM t", "v IN (SELECT"),
+    Feature.CORRELATED_SUBQUERY_IN_WINDOW: (
+        "SELECT id, sum((SELECT count(*) FROM t AS u WHERE u.k = t.k)) OVER (ORDER BY id ASC) "
+        "AS x FROM t", "sum((SELECT count(*)"),
+    Feature.CORRELATED_SCALAR_UNAGGREGATED: (
+        "SELECT id, (SELECT u.v FROM t AS u WHERE u.id = t.id) AS x FROM t", "(SELECT u.v"),
+    Feature.CORRELATION_BEYOND_PARENT: (
+        "SELECT id, (SELECT count(*) FROM t AS u WHERE EXISTS (SELECT 1 FROM t AS w "
+        "WHERE w.k = t.k AND w.id = u.id)) AS x FROM t", "w.k = t.k"),
     Feature.WITHIN_GROUP: (
         "SELECT k, percentile_cont(0.5) WITHIN GROUP (ORDER BY v ASC) AS x FROM t GROUP BY k",
         "WITHIN GROUP (ORDER BY v ASC)"),

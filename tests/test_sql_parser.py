@@ -354,7 +354,9 @@ def test_window_and_with_rules(sql, fragment):
     # `((` is read as a query, then as a join: the error of the reading that got further.
     ("SELECT * FROM ((SELECT 1) AS a CROSS JOIN b WHERE)", "got 'WHERE'"),
     ("SELECT * FROM ((SELECT 1) UNION ALL (SELECT 2 FROM))", "expected a table name"),
-    ("SELECT (SELECT 1)", "subqueries in expressions"),
+    ("SELECT a IN () FROM t", "expected an expression"),
+    ("SELECT a NOT IN 1 FROM t", "expected '('"),
+    ("SELECT (SELECT 1 FROM t", "expected ')'"),
     ("SELECT CASE a WHEN 1 THEN 2 END", "searched CASE"),
     ("SELECT CAST(a AS VARCHAR(10))", "unknown type"),
     ("SELECT INTERVAL 'three' DAY", "whole number"),

@@ -29,6 +29,7 @@ from harness.generate.model_strategies import (
 )
 from harness.model import (
     CURRENT_ROW,
+    SUBQUERY_EXPRS,
     UNBOUNDED_PRECEDING,
     AllColumns,
     BinaryOp,
@@ -39,9 +40,11 @@ from harness.model import (
     Column,
     CommonTable,
     Exclusion,
+    Exists,
     Frame,
     FrameMode,
     FuncCall,
+    InSubquery,
     Interval,
     IntervalUnit,
     Join,
@@ -49,6 +52,7 @@ from harness.model import (
     Literal,
     NamedWindow,
     NullTreatment,
+    ScalarSubquery,
     Select,
     SelectItem,
     SortKey,
@@ -62,11 +66,13 @@ from harness.model import (
     Values,
     WindowExpr,
     WindowSpec,
+    With,
     resolve_window,
     walk,
     window_exprs,
 )
 from harness.sql import parse, parse_expr, write, write_expr
+from harness.sql.correlation import is_aggregated, outer_references, source_names
 
 PROPERTY = settings(max_examples=400, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -139,7 +145,61 @@ def features_used(q: object) -> set[Feature]:
         if isinstance(n, Select):
             used |= {Feature.FRAME_ON_RANKING for w in window_exprs(n) if _framed_ranking(w, n)}
             used |= {Feature.RANGE_WITHOUT_ORDER_BY for w in window_exprs(n) if _unordered_range(w, n)}
+    return used | _subquery_features(q, (), condition=False, window=False)
+
+
+_QUERY_NODES = (Select, UnionAll, With, Values)
+
+
+def _subquery_features(n: object, scopes: tuple[frozenset[str], ...], condition: bool,
+                       window: bool) -> set[Feature]:
+    """The subquery features, by where each subquery stands: in a condition (WHERE,
+    HAVING, ON), in a window, and the FROM names of the SELECTs around it."""
+    used: set[Feature] = set()
+    if isinstance(n, SUBQUERY_EXPRS):
+        used |= _features_of_subquery(n, scopes, condition, window)
+    if isinstance(n, _QUERY_NODES):  # a query's own clauses start afresh
+        condition = window = False
+    if isinstance(n, Select):
+        scopes = (*scopes, source_names(n.source))
+    for name, child in _named_children(n):
+        in_condition = condition or (isinstance(n, Select) and name in ("where", "having")) or (
+            isinstance(n, Join) and name == "on")
+        in_window = window or isinstance(n, (WindowExpr, NamedWindow))
+        used |= _subquery_features(child, scopes, in_condition, in_window)
     return used
+
+
+def _features_of_subquery(n: object, scopes: tuple[frozenset[str], ...], condition: bool,
+                          window: bool) -> set[Feature]:
+    kinds = {ScalarSubquery: Feature.SCALAR_SUBQUERY, InSubquery: Feature.IN_SUBQUERY,
+             Exists: Feature.EXISTS_SUBQUERY}
+    used = {kinds[type(n)]}
+    if not isinstance(n, ScalarSubquery) and not condition:
+        used.add(Feature.SUBQUERY_PREDICATE_AS_VALUE)
+    outer = outer_references(n.query)
+    if outer:
+        used.add(Feature.CORRELATED_SUBQUERY)
+        if window:
+            used.add(Feature.CORRELATED_SUBQUERY_IN_WINDOW)
+        if scopes and not outer <= scopes[-1]:
+            used.add(Feature.CORRELATION_BEYOND_PARENT)
+        if isinstance(n, ScalarSubquery) and not is_aggregated(n.query):
+            used.add(Feature.CORRELATED_SCALAR_UNAGGREGATED)
+    return used
+
+
+def _named_children(n: object) -> list[tuple[str, object]]:
+    """(field name, sub-node) of a model node, tuples flattened as `children` does."""
+    out: list[tuple[str, object]] = []
+    for f in getattr(n, "__dataclass_fields__", {}):
+        value = getattr(n, f)
+        values = value if isinstance(value, tuple) else (value,)
+        for v in values:
+            for item in (v if isinstance(v, tuple) else (v,)):
+                if dataclasses.is_dataclass(item) and not isinstance(item, type):
+                    out.append((f, item))
+    return out
 
 
 def _unordered_range(w: WindowExpr, select: Select) -> bool:

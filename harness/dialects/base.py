@@ -79,6 +79,15 @@ class Feature(Enum):
     IN_SUBQUERY = "subquery.in"
     EXISTS_SUBQUERY = "subquery.exists"
     CORRELATED_SUBQUERY = "subquery.correlated"
+    # Finer places some engines refuse: `x IN (SELECT ...)` / `EXISTS (SELECT
+    # ...)` outside a WHERE, HAVING or ON condition (in the select list, in a
+    # window's arguments); a correlated subquery inside a window function or
+    # window definition; a correlated scalar subquery whose SELECT does not
+    # aggregate; a subquery reading a column of a query two or more levels out.
+    SUBQUERY_PREDICATE_AS_VALUE = "subquery.in-exists-as-value"
+    CORRELATED_SUBQUERY_IN_WINDOW = "subquery.correlated-in-window"
+    CORRELATED_SCALAR_UNAGGREGATED = "subquery.correlated-scalar-unaggregated"
+    CORRELATION_BEYOND_PARENT = "subquery.correlated-beyond-parent"
     # percentile_cont(0.5) WITHIN GROUP (ORDER BY x) [OVER (...)].
     WITHIN_GROUP = "aggregate.within-group"
 

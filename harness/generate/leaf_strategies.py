@@ -43,6 +43,7 @@ class Toggle(Enum):
     SPECIAL_FLOATS = "NaN and infinities"
     JOINS = "joins"
     SUBQUERIES = "subqueries"
+    EXPR_SUBQUERIES = "subqueries in expressions"  # scalar, IN and EXISTS
     SET_OPS = "UNION ALL and WITH"
     SOURCES = "VALUES, table functions, column lists, derived tables without alias"
     GROUP_BY = "GROUP BY"

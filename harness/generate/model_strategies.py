@@ -57,10 +57,13 @@ from harness.model import (
     Column,
     CommonTable,
     Exclusion,
+    Exists,
     Expr,
     Frame,
     FrameMode,
     FuncCall,
+    InList,
+    InSubquery,
     IsNull,
     Join,
     JoinKind,
@@ -69,6 +72,7 @@ from harness.model import (
     NullsOrder,
     NullTreatment,
     Query,
+    ScalarSubquery,
     Select,
     SelectItem,
     SortKey,
@@ -207,13 +211,42 @@ def expressions(scope: Scope) -> SearchStrategy[Expr]:
             st.builds(Cast, inner, st.sampled_from(SQL_TYPES)),
             scalar_calls(inner),
         ]
+        options.append(in_lists(inner))
         if scope.aggregates:
             options.append(aggregate_calls(scope))
         if scope.windows is not None:
             options.append(window_exprs(scope))
+        if Toggle.EXPR_SUBQUERIES in scope.on:
+            options.append(subquery_exprs(scope.on, inner))
         return st.one_of(options)
 
     return st.recursive(st.one_of(leaves), extend, max_leaves=5)
+
+
+def in_lists(inner: SearchStrategy[Expr]) -> SearchStrategy[InList]:
+    """`x [NOT] IN (a, ...)`; shrinks towards one item, not negated. One item that
+    is a scalar subquery would read back as IN (SELECT ...): it gets a NULL beside it."""
+    items = st.lists(inner, min_size=1, max_size=3).map(_in_list_items)
+    return st.builds(InList, inner, items, st.booleans())
+
+
+def _in_list_items(items: list[Expr]) -> tuple[Expr, ...]:
+    if len(items) == 1 and isinstance(items[0], ScalarSubquery):
+        return (items[0], Literal(None, None))
+    return tuple(items)
+
+
+def subquery_exprs(on: frozenset[Toggle], inner: SearchStrategy[Expr]) -> SearchStrategy[Expr]:
+    """Scalar, IN and EXISTS subqueries, one level deep (the subquery's own
+    expressions hold none) over one table; its columns, drawn with random
+    qualifiers, often read the enclosing query. Shrinks towards a scalar
+    subquery of `SELECT a`."""
+    query = queries(on - {Toggle.EXPR_SUBQUERIES}, 0)
+    return st.one_of(
+        st.builds(ScalarSubquery, query),
+        st.builds(InSubquery, inner, query, st.booleans()),
+        st.builds(Exists, query, st.booleans()),
+    )
 
 
 @cached

@@ -41,6 +41,7 @@ from harness.generate.sources import (
     subquery_body,
     table_body,
 )
+from harness.generate.subqueries import max_flag_item
 from harness.generate.swarm import Swarm, random_swarm
 from harness.generate.windows import (
     Chooser,
@@ -115,6 +116,10 @@ def random_query(
     order_by = _top_order_by(ctx, body, items)
     qualify = _qualify(ctx, pool) if qualifying else None
     filters = [qualify.left] if isinstance(qualify, BinaryOp) else []
+    if body.shape is Shape.TABLE:  # drawn after ORDER BY, which keeps its stream
+        flag = max_flag_item(ctx, t.name)
+        if flag is not None:
+            items = (*items, SelectItem(flag, fresh_name("is_max", taken)))
     query = Select(items, body.source, body.where, body.group_by, body.having,
                    used_windows([*windows, *filters], pool), order_by, limit, offset,
                    qualify=qualify)

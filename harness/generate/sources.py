@@ -38,6 +38,7 @@ from harness.generate.context import (
 )
 from harness.generate.draws import chance, weighted
 from harness.generate.schemas import ID
+from harness.generate.subqueries import top_fraction_filter
 from harness.generate.swarm import Swarm
 from harness.generate.windows import Chooser, random_window_pool, used_windows, window_slots
 from harness.model import (
@@ -221,6 +222,9 @@ def subquery_body(ctx: Context, t: TableSchema, taken: set[str], chooser: Choose
     q_schema = TableSchema(SUBQUERY_ALIAS, tuple(ColumnDef(c.expr.name, c.type) for c in columns))  # type: ignore[attr-defined]
     scope = Scope(tuple(columns), (Column(ID),), (t, q_schema))
     outer_where = _where(ctx.within(scope)) if inner_where is None else None
+    if outer_where is None:
+        ranks = [c.expr for c in columns[len(passed):] if c.type.is_integer]
+        outer_where = top_fraction_filter(ctx, t.name, ranks)  # type: ignore[arg-type]
     selected = (SelectItem(Column(ID)), *(SelectItem(Column(a)) for a in aliases))
     return Body(Shape.SUBQUERY, SubqueryRef(inner, SUBQUERY_ALIAS), scope, selected, (ID,), outer_where)
 

@@ -28,6 +28,7 @@ class Swarm(Enum):
     JOIN = "joins"
     GROUP_BY = "GROUP BY"
     SUBQUERY = "subqueries"
+    SCALAR_SUBQUERY = "scalar subqueries over window results"
     # windows
     PARTITION_BY = "PARTITION BY"
     WINDOW_ORDER_BY = "window ORDER BY"

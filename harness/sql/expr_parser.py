@@ -27,16 +27,21 @@ from harness.model import (
     Cast,
     Column,
     Exclusion,
+    Exists,
     Expr,
     Frame,
     FrameMode,
     FuncCall,
+    InList,
+    InSubquery,
     Interval,
     IntervalUnit,
     IsNull,
     Literal,
     NullsOrder,
     NullTreatment,
+    Query,
+    ScalarSubquery,
     SortKey,
     Star,
     UnaryOp,
@@ -87,6 +92,10 @@ class ExprParser:
         return left
 
     def _not(self) -> Expr:
+        if self.c.at_word("not", "exists") and self.c.at_op("(", 2):
+            # NOT EXISTS is one node, as it is written.
+            self.c.advance()
+            return self._exists(negated=True)
         if self.c.accept_word("not"):
             return UnaryOp(UnaryOperator.NOT, self._not())
         return self._is()
@@ -106,12 +115,29 @@ class ExprParser:
 
     def _comparison(self) -> Expr:
         # Non-associative, as in PostgreSQL: `a = b = c` is an error.
-        left = self._concat()
+        left = self._in()
         tok = self.c.peek()
         if tok.kind is Kind.OP and tok.value in _COMPARISONS:
             self.c.advance()
-            return BinaryOp(_COMPARISONS[tok.value], left, self._concat())
+            return BinaryOp(_COMPARISONS[tok.value], left, self._in())
         return left
+
+    def _in(self) -> Expr:
+        """`x [NOT] IN (SELECT ...)` and `x [NOT] IN (a, b)`: tighter than `=`, as
+        in PostgreSQL, so `x IN (1) = TRUE` compares the IN's result."""
+        operand = self._concat()
+        negated = self.c.at_word("not", "in")
+        if not (negated or self.c.at_word("in")):
+            return operand
+        self.c.accept_word("not")
+        self.c.expect_word("in")
+        query = self._query_in_parens()
+        if query is not None:
+            return InSubquery(operand, query, negated)
+        self.c.expect_op("(")
+        items = self.exprs()
+        self.c.expect_op(")")
+        return InList(operand, items, negated)
 
     def _concat(self) -> Expr:
         left = self.additive()
@@ -172,15 +198,60 @@ class ExprParser:
                 or (tok.value == "interval" and c.peek(1).kind is Kind.INTEGER)):
             # DATE '...' is a literal; `date` alone is a name, as in PostgreSQL.
             return _TYPED_STRINGS[tok.value](self)
+        query = self._query_in_parens()
+        if query is not None:
+            return ScalarSubquery(query)
+        if c.at_word("exists") and c.at_op("(", 1):
+            return self._exists()  # EXISTS is not reserved: a column may be named so
         if c.accept_op("("):
-            if c.at_word("select") or c.at_word("with"):
-                raise c.error("subqueries in expressions are not supported")
             e = self.expr()
             c.expect_op(")")
             return e
         if c.at_name():
             return self._call() if c.at_op("(", 1) else self._column()
         raise c.error("expected an expression")
+
+    # -- subqueries -----------------------------------------------------------
+
+    def query(self) -> Query:
+        """A whole query; the query parser (`harness.sql.parser.Parser`) gives it."""
+        raise self.c.error("subqueries in expressions are not supported")
+
+    def _at_query(self, ahead: int) -> bool:
+        return self.c.at_word("select", ahead=ahead) or self.c.at_word("with", ahead=ahead)
+
+    def _parenthesized_query(self) -> Query:
+        self.c.expect_op("(")
+        query = self.query()
+        self.c.expect_op(")")
+        return query
+
+    def _query_in_parens(self) -> Query | None:
+        """`(query)` when the parentheses hold a query, else None (nothing read).
+
+        A query may itself start with `(` (`((SELECT ...) UNION ALL ...)`), as
+        may an expression (`((SELECT 1) + 1)`): after `((` the query is tried
+        first, as PostgreSQL's grammar prefers it, and the cursor goes back if
+        it is not one."""
+        if not self.c.at_op("("):
+            return None
+        if self._at_query(1):
+            return self._parenthesized_query()
+        if not self.c.at_op("(", 1):
+            return None
+        start = self.c.pos
+        try:
+            return self._parenthesized_query()
+        except InvalidQuery:
+            self.c.pos = start
+            return None
+
+    def _exists(self, negated: bool = False) -> Exists:
+        self.c.expect_word("exists")
+        query = self._query_in_parens()
+        if query is None:
+            raise self.c.error("expected a subquery in parentheses after EXISTS")
+        return Exists(query, negated)
 
     def _number(self, tok: Token, sign: str) -> Literal:
         try:

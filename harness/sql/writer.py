@@ -33,11 +33,14 @@ from harness.model import (
     Case,
     Cast,
     Column,
+    Exists,
     Expr,
     Frame,
     FramedWindowCopy,
     FrameMode,
     FuncCall,
+    InList,
+    InSubquery,
     Interval,
     IsNull,
     Join,
@@ -45,6 +48,7 @@ from harness.model import (
     Literal,
     NamedWindow,
     Query,
+    ScalarSubquery,
     Select,
     SelectItem,
     SortKey,
@@ -63,6 +67,7 @@ from harness.model import (
     resolve_window,
     walk,
 )
+from harness.sql.correlation import is_aggregated, outer_references, source_names
 from harness.sql.frames import offset_problem, offset_value, starts_after_end
 from harness.sql.literals import literal_problem, natural_integer_type
 from harness.table_functions import check_table_function, column_name, table_name
@@ -98,6 +103,13 @@ class _Writer:
         self.d = dialect
         # The WINDOW clause of the SELECT being written, to resolve `OVER w`.
         self.windows: tuple[NamedWindow, ...] = ()
+        # Where the expression being written stands, for the dialects that take
+        # subqueries in some places only: the FROM names of each SELECT around
+        # it (innermost last), inside a condition clause (WHERE, HAVING, ON),
+        # inside a window function or window definition.
+        self.scopes: list[frozenset[str]] = []
+        self.in_condition = False
+        self.in_window = False
 
     def require(self, feature: Feature) -> None:
         if not self.d.supports(feature):
@@ -135,26 +147,45 @@ class _Writer:
         if not s.items:
             raise InvalidQuery("a SELECT needs at least one item")
         outer, self.windows = self.windows, s.windows
+        self.scopes.append(source_names(s.source))
         lines = [("SELECT DISTINCT " if s.distinct else "SELECT ")
                  + ", ".join(self.item(i) for i in s.items)]
         if s.source is not None:
             lines.append("FROM " + self.source(s.source))
         if s.where is not None:
-            lines.append("WHERE " + self.expr(s.where))
+            lines.append("WHERE " + self.condition(s.where))
         if s.group_by:
             lines.append("GROUP BY " + self.group_by(s.group_by))
         if s.having is not None:
-            lines.append("HAVING " + self.expr(s.having))
+            lines.append("HAVING " + self.condition(s.having))
         if s.windows:
             self.require(Feature.NAMED_WINDOW)
             lines.append("WINDOW " + ", ".join(
-                f"{self.quote(w.name)} AS ({self.spec(w.spec)})" for w in s.windows))
+                f"{self.quote(w.name)} AS ({self.windowed(self.spec, w.spec)})"
+                for w in s.windows))
         if s.qualify is not None:
+            # Not a `condition`: whether an engine takes IN/EXISTS in QUALIFY is
+            # not measured, so there it counts as a value (the stricter feature).
             self.require(Feature.QUALIFY)
             lines.append("QUALIFY " + self.expr(s.qualify))
         lines += self.tail(s)
         self.windows = outer
+        self.scopes.pop()
         return "\n".join(lines)
+
+    def condition(self, e: Expr) -> str:
+        """A WHERE, HAVING or ON condition."""
+        outer, self.in_condition = self.in_condition, True
+        text = self.expr(e)
+        self.in_condition = outer
+        return text
+
+    def windowed(self, write_one: Callable[[Any], str], node: object) -> str:
+        """A window function or definition: subqueries inside it are in a window."""
+        outer, self.in_window = self.in_window, True
+        text = write_one(node)
+        self.in_window = outer
+        return text
 
     def item(self, item: SelectItem) -> str:
         text = self.expr(item.expr)
@@ -270,7 +301,7 @@ class _Writer:
         # Joins associate to the left, so a join on the right needs parentheses.
         right = f"({right})" if isinstance(j.right, Join) else right
         text = f"{self.source(j.left)} {j.kind.value} JOIN {right}"
-        return text if j.on is None else f"{text} ON {self.expr(j.on)}"
+        return text if j.on is None else f"{text} ON {self.condition(j.on)}"
 
     # -- expressions -----------------------------------------------------------
 
@@ -283,7 +314,7 @@ class _Writer:
     def operand(self, e: Expr) -> str:
         """An operand of an operator: parenthesised unless it cannot be split."""
         text = self.expr(e)
-        compound = isinstance(e, (BinaryOp, UnaryOp, IsNull)) or text.startswith("-")
+        compound = isinstance(e, _COMPOUND) or text.startswith("-")
         return f"({text})" if compound else text
 
     def column(self, c: Column) -> str:
@@ -305,6 +336,54 @@ class _Writer:
 
     def is_null(self, e: IsNull) -> str:
         return f"{self.operand(e.operand)} IS {'NOT ' if e.negated else ''}NULL"
+
+    # -- subqueries and IN lists -------------------------------------------------
+
+    def scalar_subquery(self, e: ScalarSubquery) -> str:
+        self.require(Feature.SCALAR_SUBQUERY)
+        if outer_references(e.query) and not is_aggregated(e.query):
+            self.require(Feature.CORRELATED_SCALAR_UNAGGREGATED)
+        return self.subquery(e.query)
+
+    def in_subquery(self, e: InSubquery) -> str:
+        self.require(Feature.IN_SUBQUERY)
+        self.check_predicate_place()
+        operand = self.operand(e.operand)
+        return f"{operand} {'NOT ' if e.negated else ''}IN {self.subquery(e.query)}"
+
+    def exists(self, e: Exists) -> str:
+        self.require(Feature.EXISTS_SUBQUERY)
+        self.check_predicate_place()
+        return f"{'NOT ' if e.negated else ''}EXISTS {self.subquery(e.query)}"
+
+    def check_predicate_place(self) -> None:
+        if not self.in_condition:
+            self.require(Feature.SUBQUERY_PREDICATE_AS_VALUE)
+
+    def subquery(self, q: Query) -> str:
+        """`(query)` in an expression, with the correlation checks of the place."""
+        outer = outer_references(q)
+        if outer:
+            self.require(Feature.CORRELATED_SUBQUERY)
+            if self.in_window:
+                self.require(Feature.CORRELATED_SUBQUERY_IN_WINDOW)
+            if self.scopes and not outer <= self.scopes[-1]:
+                self.require(Feature.CORRELATION_BEYOND_PARENT)
+        place = self.in_condition, self.in_window
+        self.in_condition = self.in_window = False  # the subquery's own clauses
+        text = self.query(q)
+        self.in_condition, self.in_window = place
+        return f"({text})"
+
+    def in_list(self, e: InList) -> str:
+        if not e.items:
+            raise InvalidQuery("an IN list needs at least one item")
+        if len(e.items) == 1 and isinstance(e.items[0], ScalarSubquery):
+            # `x IN ((SELECT ...))` reads back as `x IN (SELECT ...)`, as in PostgreSQL.
+            raise InvalidQuery("an IN list of one scalar subquery cannot be written apart "
+                               "from IN (SELECT ...)")
+        items = ", ".join(self.expr(i) for i in e.items)
+        return f"{self.operand(e.operand)} {'NOT ' if e.negated else ''}IN ({items})"
 
     def case(self, c: Case) -> str:
         if not c.whens:
@@ -381,12 +460,12 @@ class _Writer:
         # `OVER (w)` of a framed w is meant to fail: the engine must refuse it.
         with contextlib.suppress(FramedWindowCopy):
             self.check_resolved_window(w.func.name, resolve_window(w.window, self.windows))
-        call = self.call(w.func, in_window=True)
+        call = self.windowed(lambda f: self.call(f, in_window=True), w.func)
         spec = w.window
         if spec.base is not None and spec == WindowSpec(base=spec.base):
             self.require(Feature.NAMED_WINDOW)
             return f"{call} OVER {self.quote(spec.base)}"
-        return f"{call} OVER ({self.spec(spec)})"
+        return f"{call} OVER ({self.windowed(self.spec, spec)})"
 
     def check_resolved_window(self, name: str, resolved: WindowSpec) -> None:
         ranking = not functions.lookup(name).uses_frame
@@ -487,7 +566,14 @@ _EXPRS: dict[type, Callable[[_Writer, Any], str]] = {
     Cast: _Writer.cast,
     FuncCall: _Writer.call,
     WindowExpr: _Writer.window_expr,
+    ScalarSubquery: _Writer.scalar_subquery,
+    InSubquery: _Writer.in_subquery,
+    Exists: _Writer.exists,
+    InList: _Writer.in_list,
 }
+
+# Operands written in parentheses: they could otherwise be split or re-read.
+_COMPOUND = (BinaryOp, UnaryOp, IsNull, InSubquery, InList, Exists)
 
 # Spelling of non-NULL literals by type, through the dialect's hooks.
 _LITERALS: dict[TypeKind, Callable[[Dialect, Any, Any], str]] = {
