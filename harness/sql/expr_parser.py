@@ -218,7 +218,7 @@ class ExprParser:
         raise self.c.error("subqueries in expressions are not supported")
 
     def _at_query(self, ahead: int) -> bool:
-        return self.c.at_word("select", ahead=ahead) or self.c.at_word("with", ahead=ahead)
+        return any(self.c.at_word(word, ahead=ahead) for word in ("select", "with", "values"))
 
     def _parenthesized_query(self) -> Query:
         self.c.expect_op("(")
