@@ -47,6 +47,13 @@ def _decimal(precision: int, scale: int) -> SqlType:
 def arithmetic_type(op: BinaryOperator, a: SqlType, b: SqlType) -> SqlType:
     """The declared type of `a op b` for numeric operands (+ - * / %)."""
     if not (a.is_numeric and b.is_numeric):
+        datetimes = (T.DATE, T.TIMESTAMP)
+        if op in (BinaryOperator.ADD, BinaryOperator.SUB) and (a in datetimes or b in datetimes):
+            # `d1 - d2`, `d - 1`: the standard subtracts datetimes only with an
+            # interval qualifier (`(d1 - d2) DAY`), but every engine answers the
+            # bare form, each with its own result type (an integer count of days,
+            # an INTERVAL): a gap in the oracle, not an invalid query.
+            raise ReferenceGap(f"datetime arithmetic {a} {op.value} {b} (engines differ in its type)")
         raise EvaluationError(f"operator {op.value} needs numbers, got {a} and {b}")
     if a.is_float or b.is_float:
         return _float_of(a, b)
