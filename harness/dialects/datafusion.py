@@ -31,6 +31,17 @@ UNSUPPORTED = frozenset({
     # implemented for window functions". (It works with GROUP BY, but the
     # feature table has one flag for both.)
     Feature.ORDERED_AGGREGATE,
+    # `percentile_cont(0.25) WITHIN GROUP (ORDER BY v) OVER (...)`: "OVER and
+    # WITHIN GROUP clause cannot be used together" (GROUP BY works).
+    Feature.WITHIN_GROUP_WINDOW,
+})
+
+# Aggregates DataFusion 55 does not have, as a window aggregate or with GROUP
+# BY: "Error during planning: Invalid function 'mode'" (likewise quantile_disc,
+# percentile_disc, first, last, count_if). Its median, quantile_cont,
+# any_value, covar/corr/regr_* and bit_* are the canonical ones.
+MISSING_FUNCTIONS = frozenset({
+    "mode", "quantile_disc", "percentile_disc", "first", "last", "count_if",
 })
 
 # Valid queries DataFusion refuses (error conformance: `wrongly-rejected`).
@@ -87,7 +98,9 @@ DATAFUSION = DataFusionDialect(
     not_implemented=(r"This feature is not implemented",),
     # "Aggregate can not be used as a sliding accumulator because
     # `retract_batch` is not implemented" once the frame start moves (55.2).
-    no_moving_frame_start=frozenset({"bool_and", "bool_or", "string_agg"}),
+    no_moving_frame_start=frozenset({"bool_and", "bool_or", "string_agg", "any_value", "bit_and",
+                                     "bit_or"}),
+    missing_functions=MISSING_FUNCTIONS,
     semantics=SemanticsProfile(
         name="datafusion",
         null_ordering=NULLS_LARGEST,

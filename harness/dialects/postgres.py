@@ -58,6 +58,18 @@ UNSUPPORTED = frozenset({
     # 0A000 "aggregate ORDER BY is not implemented for window functions". (It
     # works with GROUP BY, but the feature table has one flag for both.)
     Feature.ORDERED_AGGREGATE,
+    # 0A000 "OVER is not supported for ordered-set aggregate percentile_cont"
+    # (WITHIN GROUP with GROUP BY works).
+    Feature.WITHIN_GROUP_WINDOW,
+})
+
+# Aggregates PostgreSQL 15 does not have: "function median(integer) does not
+# exist" (likewise quantile_cont, quantile_disc, first, last, count_if;
+# any_value arrived in 16). Its mode is the ordered-set `mode() WITHIN GROUP
+# (ORDER BY v)` only: `mode(v)` is "WITHIN GROUP is required for ordered-set
+# aggregate mode".
+MISSING_FUNCTIONS = frozenset({
+    "median", "quantile_cont", "quantile_disc", "mode", "first", "last", "any_value", "count_if",
 })
 
 NOT_IMPLEMENTED = (
@@ -122,6 +134,7 @@ POSTGRES = PostgresDialect(
     name="postgres",
     unsupported=UNSUPPORTED,
     not_implemented=NOT_IMPLEMENTED,
+    missing_functions=MISSING_FUNCTIONS,
     semantics=SemanticsProfile(
         name="postgres",
         # NULL is the largest value: last for ASC, first for DESC.

@@ -256,6 +256,8 @@ class _Writer:
         if nulls and inside:
             inner += " " + nulls
         text = f"{self.d.function_name(f.name)}({inner})"
+        if f.within_group:
+            text += f" WITHIN GROUP (ORDER BY {self.sort_keys(f.within_group)})"
         if f.from_last is not None:
             text += " FROM LAST" if f.from_last else " FROM FIRST"
         if nulls and not inside:
@@ -274,6 +276,8 @@ class _Writer:
             (f.from_last is not None, Feature.NTH_VALUE_FROM_LAST),
             (in_window and f.distinct, Feature.DISTINCT_WINDOW_AGGREGATE),
             (in_window and f.filter is not None, Feature.FILTER_WINDOW_AGGREGATE),
+            (bool(f.within_group), Feature.WITHIN_GROUP),
+            (in_window and bool(f.within_group), Feature.WITHIN_GROUP_WINDOW),
         ]
         for used, feature in wanted:
             if used:
@@ -296,10 +300,13 @@ class _Writer:
         return f"{call} OVER ({self.spec(spec)})"
 
     def check_window_limits(self, name: str, resolved: WindowSpec) -> None:
-        """Per-function limits of a dialect: an ORDER BY it insists on, a moving
-        frame start it cannot compute."""
+        """Per-function limits of a dialect: an ORDER BY it insists on or
+        refuses, a moving frame start it cannot compute."""
         if name in self.d.needs_order_by and not resolved.order_by:
             raise Unsupported(f"window.{name}-without-order-by")
+        ordered = bool(resolved.order_by) or resolved.frame is not None
+        if name in self.d.unordered_window_only and ordered:
+            raise Unsupported(f"window.{name}-with-order-by")
         frame = resolved.frame
         moving = frame is not None and frame.start.kind is not BoundKind.UNBOUNDED_PRECEDING
         if name in self.d.no_moving_frame_start and moving:
