@@ -268,20 +268,23 @@ class _Writer:
 
     def check_call(self, f: FuncCall, in_window: bool) -> None:
         functions.lookup(f.name)  # an unknown name is an invalid model
-        if f.name in self.d.missing_functions:
-            raise Unsupported(f"function.{f.name}")
         wanted = [
             (bool(f.order_by), Feature.ORDERED_AGGREGATE),
             (f.null_treatment is not None, Feature.IGNORE_NULLS),
             (f.from_last is not None, Feature.NTH_VALUE_FROM_LAST),
             (in_window and f.distinct, Feature.DISTINCT_WINDOW_AGGREGATE),
             (in_window and f.filter is not None, Feature.FILTER_WINDOW_AGGREGATE),
-            (bool(f.within_group), Feature.WITHIN_GROUP),
+            # The finer feature first: under OVER, the refusal names it.
             (in_window and bool(f.within_group), Feature.WITHIN_GROUP_WINDOW),
+            (bool(f.within_group), Feature.WITHIN_GROUP),
         ]
         for used, feature in wanted:
             if used:
                 self.require(feature)
+        # After the clauses: a dialect without WITHIN GROUP has no percentile_cont
+        # either, and the clause is the finer reason.
+        if f.name in self.d.missing_functions:
+            raise Unsupported(f"function.{f.name}")
 
     def window_expr(self, w: WindowExpr) -> str:
         ranking = not functions.lookup(w.func.name).uses_frame
