@@ -45,11 +45,19 @@ class FunctionSpec:
     # An ordered-set aggregate: `percentile_cont(0.5) WITHIN GROUP (ORDER BY
     # x)` reads the one WITHIN GROUP key; its arguments are constants.
     within_group: bool = False
+    # Takes WITHIN GROUP in place of its one argument: `mode() WITHIN GROUP
+    # (ORDER BY x)` is mode(x) with ties broken by that order (PostgreSQL's
+    # and Spark's form; the first value in the order wins).
+    within_group_optional: bool = False
     # Whether the coverage grid gives the function every bound pair of every
     # frame mode (the functions of the first road), or one cell per frame
     # mode (harness.coverage): the bound logic is shared by all aggregates,
     # so a pair per function adds little once a few functions have them.
     full_grid: bool = True
+
+    @property
+    def takes_within_group(self) -> bool:
+        return self.within_group or self.within_group_optional
 
     def check_arity(self, n: int) -> None:
         if not (self.min_args <= n <= self.max_args):
@@ -165,8 +173,10 @@ _SPECS = [
           full_grid=False),
     _spec("percentile_disc", A, (1, 1), _first_arg, uses_frame=True, within_group=True,
           full_grid=False),
-    # The most frequent value: undetermined when several are (ReferenceGap).
-    _spec("mode", A, (1, 1), _first_arg, uses_frame=True, full_grid=False),
+    # The most frequent value: undetermined when several are (ReferenceGap),
+    # unless WITHIN GROUP orders them.
+    _spec("mode", A, (0, 1), _first_arg, uses_frame=True, full_grid=False,
+          within_group_optional=True),
     # first/last: the value (NULL or not) of the first/last row fed to them,
     # as DuckDB and Spark define them: order-sensitive like first_value.
     _spec("first", A, (1, 1), _first_arg, uses_frame=True, ordered_aggregate=True, full_grid=False),

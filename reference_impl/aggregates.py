@@ -158,7 +158,7 @@ def _check_clauses(call: FuncCall, spec: FunctionSpec) -> None:
     is_star = call.args == (Star(),)
     if is_star and (not spec.star or call.distinct):
         raise EvaluationError(f"{call.name}(*) is not allowed here")
-    if not call.args and not spec.within_group:
+    if not call.args and not call.within_group:
         raise EvaluationError(f"{call.name}() needs an argument")
     if call.distinct and any(k.expr not in call.args for k in call.order_by):
         raise ReferenceGap("DISTINCT aggregate ordered by an expression not among its arguments")
@@ -167,10 +167,12 @@ def _check_clauses(call: FuncCall, spec: FunctionSpec) -> None:
 
 def _check_within_group(call: FuncCall, spec: FunctionSpec) -> None:
     """WITHIN GROUP is for ordered-set aggregates, and they need exactly one key."""
-    if bool(call.within_group) != spec.within_group:
+    if (spec.within_group and not call.within_group) or (call.within_group and not spec.takes_within_group):
         needs = "needs" if spec.within_group else "takes no"
         raise EvaluationError(f"{call.name}() {needs} WITHIN GROUP (ORDER BY ...)")
-    if spec.within_group and (len(call.within_group) != 1 or call.order_by or call.distinct):
+    if spec.within_group_optional and call.within_group and call.args:
+        raise EvaluationError(f"{call.name}() with WITHIN GROUP takes no argument")
+    if call.within_group and (len(call.within_group) != 1 or call.order_by or call.distinct):
         raise EvaluationError(f"{call.name}() takes one WITHIN GROUP key, no DISTINCT or ORDER BY")
 
 

@@ -106,6 +106,8 @@ def _mode(rows: list[tuple], agg: CompiledAggregate) -> object:
         return None
     top = max(len(vs) for vs in counts.values())
     winners = [vs[0] for vs in counts.values() if len(vs) == top]
+    if len(winners) > 1 and agg.within:  # mode() WITHIN GROUP: the first in that order
+        return sorted(winners, key=cmp_to_key(compare), reverse=agg.descending)[0]
     if len(winners) > 1:
         raise ReferenceGap("mode() with several values equally frequent: engines pick differently")
     return winners[0]

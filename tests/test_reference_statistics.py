@@ -155,3 +155,21 @@ def test_within_group_round_trips_with_filter_and_over():
 def test_within_group_misuse_is_refused_when_read(sql):
     with pytest.raises(InvalidQuery):
         parse(sql)
+
+
+def test_mode_within_group_breaks_ties_by_its_order():
+    data = ints(3, 1, 1, 3, None)
+    first = FuncCall("mode", (), within_group=(SortKey(col("v")),))
+    last = FuncCall("mode", (), within_group=(SortKey(col("v"), True),))
+    assert window_values(over(first), data)[0] == 1
+    assert window_values(over(last), data)[0] == 3
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT mode() AS m FROM t",
+    "SELECT mode(v) WITHIN GROUP (ORDER BY v ASC) AS m FROM t",
+])
+def test_mode_takes_an_argument_or_within_group(sql):
+    with pytest.raises(InvalidQuery):
+        parse(sql)
+    assert parse("SELECT mode() WITHIN GROUP (ORDER BY v ASC) AS m FROM t").items[0].expr.args == ()

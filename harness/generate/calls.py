@@ -71,7 +71,7 @@ def random_call(ctx: Context) -> FuncCall:
         args = ARGUMENTS[spec.name](ctx)
         if args is None:
             continue
-        if spec.within_group:  # the builder gave (value, p): the value is the WITHIN GROUP key
+        if spec.takes_within_group:  # the builder gave (value, p...): the value is the key
             key = SortKey(args[0], chance(ctx.rng, 0.5), ctx.rng.choice((NullsOrder.LAST, NullsOrder.FIRST)))
             return FuncCall(spec.name, args[1:], within_group=(key,), **_clauses(ctx, spec, args))
         return FuncCall(spec.name, args, **_clauses(ctx, spec, args))
@@ -85,7 +85,7 @@ def _clauses(ctx: Context, spec: FunctionSpec, args: tuple[Expr, ...]) -> dict[s
         out["from_last"] = chance(ctx.rng, 0.5)
     if spec.kind is not FunctionKind.AGGREGATE:
         return out
-    if spec.within_group:  # an ordered-set aggregate takes FILTER, no DISTINCT or ORDER BY
+    if spec.takes_within_group:  # an ordered-set aggregate takes FILTER, no DISTINCT or ORDER BY
         condition = random_predicate(ctx, plain=True) if ctx.flag(Swarm.FILTER, 0.25) else None
         return out if condition is None else {**out, "filter": condition}
     distinct = args != (Star(),) and ctx.flag(Swarm.DISTINCT, 0.25)
@@ -226,15 +226,15 @@ def _pair_args(ctx: Context) -> tuple[Expr, ...] | None:
     return None if y is None or x is None else (y.expr, x.expr)
 
 
-UNDRAWN = frozenset({"mode", "any_value"})
+UNDRAWN = frozenset({"any_value"})
 
 
 def _undetermined(ctx: Context) -> None:
-    """Never drawn: mode with values equally frequent and any_value over
-    distinct values have several right answers, for which the reference raises
-    ReferenceGap (engines pick differently), and every generated case must be
-    one the reference evaluates. The corpus covers them on frames with one
-    right answer."""
+    """Never drawn: any_value over distinct values has several right answers,
+    for which the reference raises ReferenceGap (engines pick differently), and
+    every generated case must be one the reference evaluates. The corpus covers
+    it on frames with one right answer. (mode is drawn in its WITHIN GROUP
+    form, whose order breaks ties.)"""
     return None
 
 
@@ -264,7 +264,7 @@ ARGUMENTS: dict[str, ArgumentBuilder] = {
     "quantile_disc": _quantile_args(lambda t: t.is_numeric),
     "percentile_cont": _quantile_args(_interpolable),
     "percentile_disc": _quantile_args(lambda t: t.is_numeric),
-    **{name: _one_column for name in ("first", "last")},
+    **{name: _one_column for name in ("first", "last", "mode")},
     **{name: _undetermined for name in UNDRAWN},
     **{name: _pair_args for name in ("covar_pop", "covar_samp", "corr", "regr_slope",
                                      "regr_intercept", "regr_count")},

@@ -126,7 +126,8 @@ def _calls(specs: list[FunctionSpec], arg: SearchStrategy[Expr],
         if spec.star and draw(st.booleans()):
             args: tuple[Expr, ...] = (Star(),)
         else:  # count() is in the table's arity but is not SQL; it always has an argument
-            n = draw(ints(max(spec.min_args, 1 if spec.star else 0), min(spec.max_args, 3)))
+            low = spec.max_args if spec.within_group_optional else spec.min_args
+            n = draw(ints(max(low, 1 if spec.star else 0), min(spec.max_args, 3)))
             args = tuple(draw(arg) for _ in range(n))
         return FuncCall(spec.name, args, **draw(extra(spec, args == (Star(),))))
 
@@ -143,6 +144,7 @@ def _aggregate_clauses(scope: Scope) -> Clauses:
     @functools.cache
     def clauses(spec: FunctionSpec, star: bool) -> SearchStrategy[dict]:
         if spec.within_group:  # one WITHIN GROUP key, no DISTINCT or ORDER BY
+            # (mode's WITHIN GROUP form is in tests/test_reference_statistics.py)
             return st.fixed_dictionaries({
                 "filter": maybe(Toggle.FILTER in on, expressions(scope.plain)),
                 "within_group": sort_keys(scope.plain).map(lambda keys: keys[:1]),

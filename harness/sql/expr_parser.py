@@ -473,7 +473,9 @@ def _check_within_group(spec: FunctionSpec, call: FuncCall) -> None:
     name = f"{spec.name}()"
     if spec.within_group and not call.within_group:
         raise InvalidQuery(f"{name} is an ordered-set aggregate and needs WITHIN GROUP (ORDER BY ...)")
-    if call.within_group and not spec.within_group:
+    if call.within_group and not spec.takes_within_group:
         raise InvalidQuery(f"{name} takes no WITHIN GROUP")
+    if spec.within_group_optional and len(call.args) != (0 if call.within_group else spec.max_args):
+        raise InvalidQuery(f"{name} takes {spec.max_args} argument(s), or none with WITHIN GROUP")
     if call.within_group and (len(call.within_group) != 1 or call.distinct or call.order_by):
         raise InvalidQuery(f"{name} takes one WITHIN GROUP key, and no DISTINCT or ORDER BY")
