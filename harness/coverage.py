@@ -322,7 +322,7 @@ def _place(cell: Cell) -> tuple[str, str, str]:
                 cell.key_type, f"{cell.direction}/nulls-{cell.nulls}")
     if cell.frame_mode == DEFAULT:
         return "frame: default frame", cell.function, cell.direction
-    if cell.start == ANY:
+    if cell.start == ANY and cell.reason is None:
         return "frame: one cell per frame mode, any bounds", cell.function, cell.frame_mode
     if cell.start in _BOUND_ABBREVIATIONS:
         pair = f"{_BOUND_ABBREVIATIONS[cell.start]}..{_BOUND_ABBREVIATIONS[cell.end]}"
