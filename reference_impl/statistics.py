@@ -63,8 +63,10 @@ def percentile_cont(values: list, p: Fraction) -> float | None:
     if weight == 0 or a == b:
         return float(a)
     if not (math.isfinite(a) and math.isfinite(b)):
-        # inf - inf or a NaN: the exact rule has no answer to round.
-        raise ReferenceGap("percentile_cont interpolating between non-finite values")
+        # No exact answer to round: IEEE arithmetic in the form PostgreSQL
+        # (percentile_cont_float8) and DuckDB both use, lo + (hi - lo) * w,
+        # so that -inf and 5 give NaN, 1 and inf give inf.
+        return a + (b - a) * float(weight)
     return round_float(Fraction(a) + (Fraction(b) - Fraction(a)) * weight, T.FLOAT64)
 
 
