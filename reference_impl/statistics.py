@@ -63,11 +63,19 @@ def percentile_cont(values: list, p: Fraction) -> float | None:
     if weight == 0 or a == b:
         return float(a)
     if not (math.isfinite(a) and math.isfinite(b)):
-        # No exact answer to round: IEEE arithmetic in the form PostgreSQL
-        # (percentile_cont_float8) and DuckDB both use, lo + (hi - lo) * w,
-        # so that -inf and 5 give NaN, 1 and inf give inf.
-        return a + (b - a) * float(weight)
+        # The extended reals: a weighted mean with an infinity is that
+        # infinity, of -inf and inf undefined (NaN), as is any mean with NaN.
+        # (Engines differ here: measured, DuckDB's median(-inf, 5) is -inf,
+        # DataFusion's quantile_cont(x, 0.5) NaN, the form lo + (hi - lo) * w.)
+        return _extended_mean(float(a), float(b))
     return round_float(Fraction(a) + (Fraction(b) - Fraction(a)) * weight, T.FLOAT64)
+
+
+def _extended_mean(a: float, b: float) -> float:
+    """A mean of a and b with positive weights, where one is not finite."""
+    if math.isnan(a) or math.isnan(b) or (math.isinf(a) and math.isinf(b)):
+        return math.nan  # equal infinities were answered before
+    return a if math.isinf(a) else b
 
 
 def percentile_disc(values: list, p: Fraction) -> object:

@@ -175,7 +175,9 @@ def test_mode_takes_an_argument_or_within_group(sql):
     assert parse("SELECT mode() WITHIN GROUP (ORDER BY v ASC) AS m FROM t").items[0].expr.args == ()
 
 
-def test_interpolating_with_an_infinity_follows_ieee():
+def test_interpolating_with_an_infinity_is_that_infinity():
     assert percentile_cont([1.0, math.inf], Fraction(1, 2)) == math.inf
-    assert math.isnan(percentile_cont([-math.inf, 5.0], Fraction(1, 2)))
+    assert percentile_cont([-math.inf, 5.0], Fraction(1, 4)) == -math.inf
+    assert math.isnan(percentile_cont([-math.inf, math.inf], Fraction(1, 2)))
+    assert math.isnan(percentile_cont([5.0, math.nan], Fraction(1, 2)))
     assert percentile_cont([math.inf, math.inf], Fraction(1, 2)) == math.inf
