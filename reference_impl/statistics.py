@@ -149,9 +149,11 @@ class Pairs:
     def __init__(self, rows: list[tuple]) -> None:
         pairs = [(y, x) for y, x in rows if y is not None and x is not None]
         self.n = len(pairs)
-        self.finite = all(math.isfinite(v) for pair in pairs for v in pair)
-        self.ys = [Fraction(y) for y, _ in pairs] if self.finite else []
-        self.xs = [Fraction(x) for _, x in pairs] if self.finite else []
+        self.finite_y = all(math.isfinite(y) for y, _ in pairs)
+        self.finite_x = all(math.isfinite(x) for _, x in pairs)
+        self.finite = self.finite_y and self.finite_x
+        self.ys = [Fraction(y) for y, _ in pairs] if self.finite_y else []
+        self.xs = [Fraction(x) for _, x in pairs] if self.finite_x else []
 
     def mean(self, vs: list[Fraction]) -> Fraction:
         return sum(vs, Fraction(0)) / self.n
@@ -160,14 +162,24 @@ class Pairs:
         ma, mb = self.mean(a), self.mean(b)
         return sum(((u - ma) * (v - mb) for u, v in zip(a, b, strict=True)), Fraction(0))
 
+    def constant_x(self) -> bool:
+        """x's spread is zero (decided on finite x values only)."""
+        return self.finite_x and self.spread(self.xs, self.xs) == 0
 
-def _binary(needs: int, compute: Callable[[Pairs], Fraction | float | None]) -> Aggregate:
-    """A statistic NULL below `needs` pairs; NaN when a value is not finite (as
-    the variances are); else `compute` exactly, rounded once."""
+    def constant_y(self) -> bool:
+        return self.finite_y and self.spread(self.ys, self.ys) == 0
+
+
+def _binary(needs: int, compute: Callable[[Pairs], Fraction | float | None],
+            degenerate: Callable[[Pairs], bool] = lambda s: False) -> Aggregate:
+    """A statistic NULL below `needs` pairs and where the standard's condition
+    (`degenerate`: a zero spread, read on x or y alone) holds; else NaN when a
+    value is not finite (as the variances are), else `compute` exactly,
+    rounded once."""
 
     def fn(rows: list[tuple], agg: CompiledAggregate) -> object:
         pairs = Pairs(rows)
-        if pairs.n < needs:
+        if pairs.n < needs or degenerate(pairs):
             return None
         if not pairs.finite:
             return math.nan
@@ -269,9 +281,9 @@ AGGREGATES: dict[str, Aggregate] = {
     "any_value": _any_value,
     "covar_pop": _binary(1, lambda s: s.spread(s.xs, s.ys) / s.n),
     "covar_samp": _binary(2, lambda s: s.spread(s.xs, s.ys) / (s.n - 1)),
-    "corr": _binary(1, _corr),
-    "regr_slope": _binary(1, _slope),
-    "regr_intercept": _binary(1, _intercept),
+    "corr": _binary(1, _corr, lambda s: s.constant_x() or s.constant_y()),
+    "regr_slope": _binary(1, _slope, Pairs.constant_x),
+    "regr_intercept": _binary(1, _intercept, Pairs.constant_x),
     "regr_count": _regr_count,
     "bit_and": _bitwise(lambda a, b: a & b),
     "bit_or": _bitwise(lambda a, b: a | b),

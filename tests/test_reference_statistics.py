@@ -181,3 +181,12 @@ def test_interpolating_with_an_infinity_is_that_infinity():
     assert math.isnan(percentile_cont([-math.inf, math.inf], Fraction(1, 2)))
     assert math.isnan(percentile_cont([5.0, math.nan], Fraction(1, 2)))
     assert percentile_cont([math.inf, math.inf], Fraction(1, 2)) == math.inf
+
+
+def test_a_zero_spread_gives_null_before_a_non_finite_value_gives_nan():
+    # One pair (-inf, 0): x's spread is zero, so the standard's NULL, not NaN.
+    data = table(y=("double precision", [-math.inf]), x=("integer", [0]))
+    assert whole("regr_intercept", data, col("y"), col("x")) is None
+    assert whole("corr", data, col("y"), col("x")) is None
+    spread = table(y=("double precision", [math.nan, 1.0]), x=("integer", [0, 1]))
+    assert math.isnan(whole("regr_slope", spread, col("y"), col("x")))
