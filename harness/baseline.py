@@ -417,6 +417,8 @@ def derived_entries(engines: Sequence[str]) -> list[Entry]:
               for n in sorted(dialect.needs_order_by)),
             *((f"window.{n}-moving-frame", "its aggregates without a moving frame start")
               for n in sorted(dialect.no_moving_frame_start)),
+            *((f"window.{n}-with-order-by", "its aggregates over a whole partition only")
+              for n in sorted(dialect.unordered_window_only)),
             *((n, "the types and values it cannot hold") for n in sorted(dialect.unrepresentable)),
         ]
         for name, table in names:

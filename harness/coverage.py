@@ -15,9 +15,13 @@ so a function added there appears here at once. Three families:
   UNBOUNDED PRECEDING .. CURRENT ROW) and "no-order-by" (the whole
   partition). A function that ignores the frame (ranking and offset
   functions) has one cell with frame_mode "none", matched by any window it is
-  called over; its cells per frame mode are "not-defined".
+  called over; its cells per frame mode are "not-defined". A function whose
+  spec has `full_grid` False (the aggregates issue 16 added: they share the
+  frame logic with sum and count) has one cell per frame mode instead, start
+  and end "any", matched by any frame of that mode, EXCLUDE or not.
 - ``exclusion``: every frame-reading function x frame mode x an explicit
-  EXCLUDE (no-others, current-row, group, ties), any bounds.
+  EXCLUDE (no-others, current-row, group, ties), any bounds (for the
+  functions with the full grid).
 - ``range-keys``: a RANGE frame with an n PRECEDING or n FOLLOWING bound (start
   and end "any", at least one of them an offset) by the type class of its one
   ORDER BY key (integer, decimal, float, date, timestamp) x ASC/DESC x an
@@ -167,7 +171,8 @@ def grid(functions: Mapping[str, FunctionSpec] = FUNCTIONS) -> list[Cell]:
     cells = [c for s in specs for c in _frame_cells(s)]
     cells += [
         Cell("exclusion", s.name, mode, exclusion=excl)
-        for s in specs if s.uses_frame for mode in FRAME_MODES for excl in EXCLUSIONS
+        for s in specs if s.uses_frame and s.full_grid
+        for mode in FRAME_MODES for excl in EXCLUSIONS
     ]
     cells += [
         Cell("range-keys", ANY, "RANGE", key_type=k, direction=d, nulls=n)
@@ -180,6 +185,8 @@ def _frame_cells(spec: FunctionSpec) -> list[Cell]:
     if not spec.uses_frame:
         none = Cell("frame", spec.name, NONE, NONE, NONE, NONE)
         return [none] + [Cell("frame", spec.name, m, reason=IGNORES_FRAME) for m in FRAME_MODES]
+    if not spec.full_grid:
+        return [Cell("frame", spec.name, mode, exclusion=NONE) for mode in FRAME_MODES]
     cells = [
         Cell("frame", spec.name, mode, start, end, NONE, reason=bound_pair_reason(start, end))
         for mode in FRAME_MODES for start in BOUND_KINDS for end in BOUND_KINDS
@@ -206,6 +213,11 @@ def expression_keys(
     if not fn.uses_frame:
         return {Cell("frame", fn.name, NONE, NONE, NONE, NONE).key}
     frame = spec.frame
+    if not fn.full_grid:
+        keys = set() if frame is None else {Cell("frame", fn.name, frame.mode.value,
+                                                  exclusion=NONE).key}
+        range_key = _range_key_cell(spec, schemas)
+        return keys if range_key is None else keys | {range_key.key}
     if frame is None:
         direction = "order-by" if spec.order_by else "no-order-by"
         return {Cell("frame", fn.name, DEFAULT, DEFAULT, DEFAULT, NONE, direction=direction).key}
@@ -310,6 +322,8 @@ def _place(cell: Cell) -> tuple[str, str, str]:
                 cell.key_type, f"{cell.direction}/nulls-{cell.nulls}")
     if cell.frame_mode == DEFAULT:
         return "frame: default frame", cell.function, cell.direction
+    if cell.start == ANY and cell.reason is None:
+        return "frame: one cell per frame mode, any bounds", cell.function, cell.frame_mode
     if cell.start in _BOUND_ABBREVIATIONS:
         pair = f"{_BOUND_ABBREVIATIONS[cell.start]}..{_BOUND_ABBREVIATIONS[cell.end]}"
         return "frame: start..end bounds, no EXCLUDE", f"{cell.function} {cell.frame_mode}", pair

@@ -42,6 +42,22 @@ class FunctionSpec:
     star: bool = False  # accepts `*` as its only argument (count(*))
     # Aggregates whose value depends on the order of the rows fed to them.
     ordered_aggregate: bool = False
+    # An ordered-set aggregate: `percentile_cont(0.5) WITHIN GROUP (ORDER BY
+    # x)` reads the one WITHIN GROUP key; its arguments are constants.
+    within_group: bool = False
+    # Takes WITHIN GROUP in place of its one argument: `mode() WITHIN GROUP
+    # (ORDER BY x)` is mode(x) with ties broken by that order (PostgreSQL's
+    # and Spark's form; the first value in the order wins).
+    within_group_optional: bool = False
+    # Whether the coverage grid gives the function every bound pair of every
+    # frame mode (the functions of the first road), or one cell per frame
+    # mode (harness.coverage): the bound logic is shared by all aggregates,
+    # so a pair per function adds little once a few functions have them.
+    full_grid: bool = True
+
+    @property
+    def takes_within_group(self) -> bool:
+        return self.within_group or self.within_group_optional
 
     def check_arity(self, n: int) -> None:
         if not (self.min_args <= n <= self.max_args):
@@ -98,6 +114,20 @@ def _list_of_first(args: tuple[SqlType | None, ...]) -> SqlType | None:
     return T.list_of(args[0]) if args and args[0] is not None else None
 
 
+def _double_of_number(args: tuple[SqlType | None, ...]) -> SqlType | None:
+    """median, quantile_cont, percentile_cont: DOUBLE (PostgreSQL's double
+    precision, and DuckDB's, DataFusion's and Spark's for integer and float
+    input; measured). The value is interpolated, so no exact type holds it."""
+    return _numeric_result(args, T.FLOAT64)
+
+
+def _numeric_result(args: tuple[SqlType | None, ...], result: SqlType) -> SqlType | None:
+    for t in args:
+        if t is not None and not t.is_numeric:
+            raise InvalidQuery(f"needs numeric arguments, got {t}")
+    return result
+
+
 def _common_type(args: tuple[SqlType | None, ...]) -> SqlType | None:
     known = [a for a in args if a is not None]
     return known[0] if known else None
@@ -141,6 +171,37 @@ _SPECS = [
     # The standard's array_agg keeps NULL elements; the list follows its own
     # ORDER BY, else the frame's order.
     _spec("array_agg", A, (1, 1), _list_of_first, uses_frame=True, ordered_aggregate=True),
+    # Issue 16's aggregates: one cell per frame mode in the coverage grid.
+    # Quantiles read the frame's sorted values, so the order of peers does not
+    # matter (the multiset of values does); p is a constant in [0, 1].
+    _spec("median", A, (1, 1), _double_of_number, uses_frame=True, full_grid=False),
+    _spec("quantile_cont", A, (2, 2), _double_of_number, uses_frame=True, full_grid=False),
+    _spec("quantile_disc", A, (2, 2), _first_arg, uses_frame=True, full_grid=False),
+    _spec("percentile_cont", A, (1, 1), _double_of_number, uses_frame=True, within_group=True,
+          full_grid=False),
+    _spec("percentile_disc", A, (1, 1), _first_arg, uses_frame=True, within_group=True,
+          full_grid=False),
+    # The most frequent value: undetermined when several are (ReferenceGap),
+    # unless WITHIN GROUP orders them.
+    _spec("mode", A, (0, 1), _first_arg, uses_frame=True, full_grid=False,
+          within_group_optional=True),
+    # first/last: the value (NULL or not) of the first/last row fed to them,
+    # as DuckDB and Spark define them: order-sensitive like first_value.
+    _spec("first", A, (1, 1), _first_arg, uses_frame=True, ordered_aggregate=True, full_grid=False),
+    _spec("last", A, (1, 1), _first_arg, uses_frame=True, ordered_aggregate=True, full_grid=False),
+    # Any non-NULL value (SQL:2023): undetermined when they differ (ReferenceGap).
+    _spec("any_value", A, (1, 1), _first_arg, uses_frame=True, full_grid=False),
+    # Statistics over the (y, x) pairs where both are not NULL: DOUBLE, as the
+    # standard and every engine measured have them; regr_count is BIGINT.
+    *[_spec(name, A, (2, 2), lambda args: _numeric_result(args, T.FLOAT64), uses_frame=True,
+            full_grid=False)
+      for name in ("covar_pop", "covar_samp", "corr", "regr_slope", "regr_intercept")],
+    _spec("regr_count", A, (2, 2), lambda args: _numeric_result(args, T.INT64), uses_frame=True,
+          full_grid=False),
+    # Bitwise aggregates over integers keep the argument's type (measured).
+    *[_spec(name, A, (1, 1), _first_arg, uses_frame=True, full_grid=False)
+      for name in ("bit_and", "bit_or", "bit_xor")],
+    _spec("count_if", A, (1, 1), _fixed(T.INT64), uses_frame=True, full_grid=False),
     # Scalars that queries compose with.
     _spec("coalesce", S, (1, 16), _common_type),
     _spec("nullif", S, (2, 2), _first_arg),
@@ -149,12 +210,29 @@ _SPECS = [
 
 FUNCTIONS: dict[str, FunctionSpec] = {s.name: s for s in _SPECS}
 
+# Other names for a function of the table, folded when SQL text is read (the
+# model holds the canonical name, so parse(write(q)) == q, and each dialect
+# writes its own name through Dialect.function_names): `variance` and
+# `stddev` are var_samp and stddev_samp in DuckDB, Spark and PostgreSQL, and
+# `every` is bool_and in Spark and PostgreSQL (same NULL rules, measured).
+ALIASES: dict[str, str] = {
+    "variance": "var_samp",
+    "stddev": "stddev_samp",
+    "every": "bool_and",
+}
+
 
 def lookup(name: str) -> FunctionSpec:
     spec = FUNCTIONS.get(name.lower())
     if spec is None:
         raise InvalidQuery(f"unknown function {name!r}")
     return spec
+
+
+def canonical_name(name: str) -> str:
+    """The function table's name for `name`, an alias folded (for the parser)."""
+    lowered = name.lower()
+    return ALIASES.get(lowered, lowered)
 
 
 def is_aggregate(name: str) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cmp_to_key
 from typing import NamedTuple
@@ -25,7 +25,7 @@ from typing import NamedTuple
 from harness import types as T
 from harness.errors import EvaluationError, ReferenceGap
 from harness.functions import FunctionKind, FunctionSpec, lookup
-from harness.model import FuncCall, Star
+from harness.model import BinaryOp, Cast, FuncCall, Literal, Star, UnaryOp, walk
 from harness.semantics import ArrayAgg, AvgType, Overflow, StringAggArgument, VarianceType
 from harness.types import SqlType, TypeKind
 from reference_impl.api import SemanticsProfile
@@ -46,6 +46,8 @@ from reference_impl.numeric_division import display_scale, numeric_avg, numeric_
 from reference_impl.ordering import SortSpec, sort_spec, stable_sort
 from reference_impl.profile import active_profile
 from reference_impl.relation import Relation, Row
+from reference_impl.statistics import AGGREGATES as STATISTICS
+from reference_impl.statistics import ROW_MAGNITUDES
 from reference_impl.values import compare, row_key
 
 
@@ -65,6 +67,11 @@ class CompiledAggregate:
     order: list[Compiled]
     order_specs: list[SortSpec]
     result_type: SqlType | None
+    # An ordered-set aggregate's WITHIN GROUP value (one key) and direction.
+    within: list[Compiled] = field(default_factory=list)
+    descending: bool = False
+    # A quantile's constant p, exact.
+    fraction: Fraction | None = None
 
     @property
     def star(self) -> bool:
@@ -72,7 +79,7 @@ class CompiledAggregate:
 
     def prepare(self, row: Row) -> AggregateInput:
         keep = self.filter is None or self.filter(row) is True
-        args = tuple([a.fn(row) for a in self.args])
+        args = tuple([a.fn(row) for a in [*self.within, *self.args]])
         return AggregateInput(args, keep, tuple([k.fn(row) for k in self.order]))
 
     def evaluate(self, inputs: Sequence[AggregateInput]) -> tuple[object, float | None]:
@@ -86,6 +93,8 @@ class CompiledAggregate:
         value = _AGGREGATES[self.call.name](rows, self)
         if value is None or self.result_type is None or not self.result_type.is_float:
             return value, None
+        if self.call.name in ROW_MAGNITUDES:
+            return value, ROW_MAGNITUDES[self.call.name](rows, self)
         magnitude = _MAGNITUDES.get(self.call.name, lambda xs: abs(value))(_non_null(rows))
         return value, magnitude
 
@@ -100,7 +109,9 @@ def compile_aggregate(
     args = [] if is_star else [compile_expr(a, rel) for a in call.args]
     if call.name == "string_agg" and profile.string_agg_argument is StringAggArgument.CAST_TO_TEXT:
         args[0] = _as_text(args[0])
-    arg_types = tuple(a.type for a in args)
+    within = [compile_expr(k.expr, rel) for k in call.within_group]
+    # An ordered-set aggregate's value comes first, then its arguments.
+    arg_types = tuple(a.type for a in [*within, *args])
     _check_argument_types(call.name, arg_types)
     return CompiledAggregate(
         call=call,
@@ -109,7 +120,37 @@ def compile_aggregate(
         order=[compile_expr(k.expr, rel) for k in call.order_by],
         order_specs=[sort_spec(k, profile) for k in call.order_by],
         result_type=profile.aggregate_type(call.name, arg_types, spec.result(arg_types)),
+        within=within,
+        descending=bool(call.within_group) and call.within_group[0].descending,
+        fraction=quantile_fraction(call, args),
     )
+
+
+_FRACTION_ARGUMENT = {"quantile_cont": 1, "quantile_disc": 1, "percentile_cont": 0,
+                      "percentile_disc": 0}
+_CONSTANT_NODES = (Literal, Cast, BinaryOp, UnaryOp, SqlType)
+
+
+def quantile_fraction(call: FuncCall, args: list[Compiled]) -> Fraction | None:
+    """A quantile's p: a constant (DuckDB, DataFusion, Spark and PostgreSQL all
+    insist), in [0, 1] by the standard, read exactly as written."""
+    index = _FRACTION_ARGUMENT.get(call.name)
+    if index is None:
+        return None
+    if not all(isinstance(n, _CONSTANT_NODES) for n in walk(call.args[index])):
+        raise EvaluationError(f"{call.name}(): the fraction must be a constant")
+    compiled = args[index]
+    if compiled.type is None or not compiled.type.is_numeric:
+        raise EvaluationError(f"{call.name}(): the fraction must be a number, got {compiled.type}")
+    value = compiled.fn(())
+    if value is None:
+        raise ReferenceGap(f"{call.name}() with a NULL fraction")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise EvaluationError(f"{call.name}(): the fraction {value} is not between 0 and 1")
+    p = Fraction(value)
+    if not 0 <= p <= 1:
+        raise EvaluationError(f"{call.name}(): the fraction {value} is not between 0 and 1")
+    return p
 
 
 def _check_clauses(call: FuncCall, spec: FunctionSpec) -> None:
@@ -120,10 +161,22 @@ def _check_clauses(call: FuncCall, spec: FunctionSpec) -> None:
     is_star = call.args == (Star(),)
     if is_star and (not spec.star or call.distinct):
         raise EvaluationError(f"{call.name}(*) is not allowed here")
-    if not call.args:
+    if not call.args and not call.within_group:
         raise EvaluationError(f"{call.name}() needs an argument")
     if call.distinct and any(k.expr not in call.args for k in call.order_by):
         raise ReferenceGap("DISTINCT aggregate ordered by an expression not among its arguments")
+    _check_within_group(call, spec)
+
+
+def _check_within_group(call: FuncCall, spec: FunctionSpec) -> None:
+    """WITHIN GROUP is for ordered-set aggregates, and they need exactly one key."""
+    if (spec.within_group and not call.within_group) or (call.within_group and not spec.takes_within_group):
+        needs = "needs" if spec.within_group else "takes no"
+        raise EvaluationError(f"{call.name}() {needs} WITHIN GROUP (ORDER BY ...)")
+    if spec.within_group_optional and call.within_group and call.args:
+        raise EvaluationError(f"{call.name}() with WITHIN GROUP takes no argument")
+    if call.within_group and (len(call.within_group) != 1 or call.order_by or call.distinct):
+        raise EvaluationError(f"{call.name}() takes one WITHIN GROUP key, no DISTINCT or ORDER BY")
 
 
 _NUMBER = ("a number", lambda t: t.is_numeric)
@@ -135,6 +188,11 @@ _ARGUMENT_CHECKS: dict[str, tuple[str, Callable[[SqlType], bool]]] = {
     "bool_and": ("a BOOLEAN", lambda t: t == T.BOOL),
     "bool_or": ("a BOOLEAN", lambda t: t == T.BOOL),
     "string_agg": ("text", lambda t: t == T.STRING),
+    **{name: _NUMBER for name in (
+        "median", "quantile_cont", "percentile_cont", "covar_pop", "covar_samp", "corr",
+        "regr_slope", "regr_intercept", "regr_count")},
+    **{name: ("an integer", lambda t: t.is_integer) for name in ("bit_and", "bit_or", "bit_xor")},
+    "count_if": ("a BOOLEAN", lambda t: t == T.BOOL),
 }
 
 
@@ -324,6 +382,7 @@ _AGGREGATES: dict[str, Callable[[list[tuple], CompiledAggregate], object]] = {
     "bool_or": _bool_or,
     "string_agg": _string_agg,
     "array_agg": _array_agg,
+    **STATISTICS,
 }
 
 

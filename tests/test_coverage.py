@@ -84,12 +84,16 @@ def test_forbidden_bound_pairs_are_not_defined(start, end):
 
 def test_grid_follows_the_function_table():
     over = [s for s in FUNCTIONS.values() if s.kind is not FunctionKind.SCALAR]
-    framed = [s.name for s in over if s.uses_frame]
+    framed = [s.name for s in over if s.uses_frame and s.full_grid]
+    per_mode = [s.name for s in over if s.uses_frame and not s.full_grid]
     cells = grid()
     frame_fns = {c.function for c in cells if c.family == "frame" and c.frame_mode in FRAME_MODES
                  and c.reason is None}
-    assert frame_fns == set(framed)
+    assert frame_fns == set(framed) | set(per_mode)
     assert sum(c.family == "exclusion" for c in cells) == len(framed) * 3 * 4
+    for name in per_mode:  # one cell per frame mode, any bounds
+        mine = [c for c in cells if c.function == name]
+        assert [(c.frame_mode, c.start, c.end) for c in mine] == [(m, "any", "any") for m in FRAME_MODES]
     assert sum(c.family == "range-keys" for c in cells) == 5 * 2 * 2
     # Per frame-reading function: 3 modes x 25 pairs, plus the two default-frame cells.
     assert sum(c.family == "frame" and c.function == framed[0] for c in cells) == 77
@@ -203,3 +207,16 @@ def test_corpus_has_no_empty_defined_cell():
     empty = [c.cell for c in counts if c.status == "empty"]
     assert not empty, "\n".join(str(c) for c in empty[:20])
     assert summary(counts)["covered"] > 0
+
+
+def test_a_per_mode_function_has_one_cell_per_frame_mode(tmp_path):
+    _case(tmp_path, "m", """\
+        SELECT median(v) OVER (ORDER BY k ASC NULLS LAST
+                               RANGE BETWEEN 1 PRECEDING AND CURRENT ROW EXCLUDE TIES) AS m,
+               median(v) OVER (ORDER BY k ASC ROWS BETWEEN CURRENT ROW AND 1 FOLLOWING) AS r
+        FROM t
+        """)
+    counts = _counts(tmp_path)
+    assert counts[Cell("frame", "median", "RANGE", exclusion="none").key] == 1
+    assert counts[Cell("frame", "median", "ROWS", exclusion="none").key] == 1
+    assert counts[Cell("frame", "median", "GROUPS", exclusion="none").key] == 0

@@ -264,6 +264,10 @@ def test_faulty_control_peer_shuffle_agrees_with_duckdb_on_generated_cases(fakes
     for case in cases:
         results = verdicts(case, fakes["duckdb"], fakes[CONTROL])
         shuffled = results[CONTROL]
+        if results["duckdb"].verdict in (Verdict.MISMATCH, Verdict.TYPE_MISMATCH):
+            # DuckDB's own difference (its NaN corr/regr_slope at zero variance, in
+            # the baseline) shows under the shuffle too: not the control's doing.
+            continue
         assert shuffled.verdict not in (Verdict.MISMATCH, Verdict.TYPE_MISMATCH), (case.id, shuffled.detail)
         if results["duckdb"].verdict is Verdict.MATCH:
             # A window over a subquery's order-sensitive window has no witness

@@ -272,6 +272,8 @@ def _node_features(n: object) -> set[Feature]:
         Feature.DISTINCT_WINDOW_AGGREGATE: isinstance(n, WindowExpr) and n.func.distinct,
         Feature.FILTER_WINDOW_AGGREGATE: isinstance(n, WindowExpr) and n.func.filter is not None,
         Feature.ORDERED_AGGREGATE: isinstance(n, FuncCall) and bool(n.order_by),
+        Feature.WITHIN_GROUP: isinstance(n, FuncCall) and bool(n.within_group),
+        Feature.WITHIN_GROUP_WINDOW: isinstance(n, WindowExpr) and bool(n.func.within_group),
         Feature.NULLS_ORDER: isinstance(n, SortKey) and n.nulls is not None,
         Feature.NAMED_WINDOW: (isinstance(n, Select) and bool(n.windows))
         or (isinstance(n, WindowSpec) and n.base is not None),

@@ -90,6 +90,10 @@ class Feature(Enum):
     CORRELATION_BEYOND_PARENT = "subquery.correlated-beyond-parent"
     # percentile_cont(0.5) WITHIN GROUP (ORDER BY x) [OVER (...)].
     WITHIN_GROUP = "aggregate.within-group"
+    # An ordered-set aggregate over a window: percentile_cont(0.5) WITHIN
+    # GROUP (ORDER BY x) OVER (...). PostgreSQL 15: "OVER is not supported for
+    # ordered-set aggregate percentile_cont".
+    WITHIN_GROUP_WINDOW = "aggregate.within-group-over"
 
 
 ALL_FEATURES = frozenset(Feature)
@@ -158,6 +162,9 @@ class Dialect:
     # Aggregates the engine cannot compute over a frame whose start moves from
     # row to row (it would have to retract rows leaving the frame).
     no_moving_frame_start: frozenset[str] = frozenset()
+    # Aggregates the engine computes over a window only when it has no ORDER
+    # BY and no frame (the whole partition).
+    unordered_window_only: frozenset[str] = frozenset()
     # The engine's by-design choices; the reference judges it under them.
     semantics: SemanticsProfile = STANDARD
     identifier_quote: str = '"'

@@ -77,12 +77,24 @@ UNSUPPORTED = frozenset({
     # 42883 "function range(integer, integer) does not exist": PostgreSQL has
     # generate_series only.
     Feature.RANGE_TABLE_FUNCTION,
+    # 0A000 "OVER is not supported for ordered-set aggregate percentile_cont"
+    # (WITHIN GROUP with GROUP BY works).
+    Feature.WITHIN_GROUP_WINDOW,
+})
+
+# Aggregates PostgreSQL 15 does not have: "function median(integer) does not
+# exist" (likewise quantile_cont, quantile_disc, first, last, count_if;
+# any_value arrived in 16). Its mode is the ordered-set `mode() WITHIN GROUP
+# (ORDER BY v)` only: `mode(v)` is refused in the words NOT_IMPLEMENTED names.
+MISSING_FUNCTIONS = frozenset({
+    "median", "quantile_cont", "quantile_disc", "first", "last", "any_value", "count_if",
 })
 
 NOT_IMPLEMENTED = (
     r"^\[0A000\]",  # feature_not_supported, whatever the words
     r"^\[42883\] function (min|max)\(boolean\) does not exist",
     r"^\[42883\] function ntile\(bigint\) does not exist",
+    r"WITHIN GROUP is required for ordered-set aggregate mode",  # mode(v): only mode() WITHIN GROUP
     r"^\[42883\] function (nth_value|lag|lead)\([^,]+, bigint(, [^)]+)?\) does not exist",
 )
 
@@ -141,6 +153,7 @@ POSTGRES = PostgresDialect(
     name="postgres",
     unsupported=UNSUPPORTED,
     not_implemented=NOT_IMPLEMENTED,
+    missing_functions=MISSING_FUNCTIONS,
     semantics=SemanticsProfile(
         name="postgres",
         # NULL is the largest value: last for ASC, first for DESC.

@@ -51,6 +51,22 @@ UNSUPPORTED = frozenset({
     Feature.CORRELATION_BEYOND_PARENT,
 })
 
+# Spark 4.3 has no quantile_disc ("[UNRESOLVED_ROUTINE] Cannot resolve routine
+# `quantile_disc`"). Its any_value(v) keeps NULLs unless asked not to
+# (documented; measured: NULL over a frame holding NULL, 10 and 20), which
+# is another function than the standard's any non-NULL value.
+MISSING_FUNCTIONS = frozenset({"quantile_disc", "any_value"})
+
+# percentile(x, p) is Spark's exact percentile with linear interpolation
+# between the two nearest rows, p in [0, 1]: quantile_cont's meaning
+# (measured equal over ROWS and RANGE frames and with GROUP BY).
+FUNCTION_NAMES = {"quantile_cont": "percentile"}
+
+# "[INVALID_WINDOW_SPEC_FOR_AGGREGATION_FUNC] Cannot specify ORDER BY or a
+# window frame for "median(v)"" (and for percentile_cont/_disc WITHIN GROUP);
+# OVER (PARTITION BY ...) works.
+UNORDERED_WINDOW_ONLY = frozenset({"median", "percentile_cont", "percentile_disc"})
+
 # Valid queries Spark refuses at analysis though it implements the construct
 # (error conformance: `wrongly-rejected`), by the error class it names.
 REFUSALS = {
@@ -98,6 +114,9 @@ SPARK = SparkDialect(
     name="spark",
     unsupported=UNSUPPORTED,
     refusals=REFUSALS,
+    missing_functions=MISSING_FUNCTIONS,
+    function_names=FUNCTION_NAMES,
+    unordered_window_only=UNORDERED_WINDOW_ONLY,
     # UNSUPPORTED_DATATYPE: a type Spark does not have, e.g. CAST(5 AS HUGEINT)
     # ('[UNSUPPORTED_DATATYPE] Unsupported data type "HUGEINT"', 4.3.0).
     not_implemented=(r"\[UNSUPPORTED_FEATURE\b", r"\[UNSUPPORTED_DATATYPE\]"),

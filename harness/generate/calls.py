@@ -26,7 +26,7 @@ from harness.generate.context import (
 from harness.generate.draws import chance, weighted
 from harness.generate.swarm import Swarm
 from harness.model import Expr, FuncCall, Literal, NullsOrder, NullTreatment, SortKey, Star
-from harness.types import TypeKind
+from harness.types import SqlType, TypeKind
 
 WINDOW_FUNCTIONS: tuple[FunctionSpec, ...] = tuple(
     s for s in FUNCTIONS.values() if s.kind is not FunctionKind.SCALAR
@@ -36,7 +36,18 @@ FAMILIES: dict[Swarm, frozenset[str]] = {
     Swarm.STATISTICS: frozenset({"stddev_samp", "stddev_pop", "var_samp", "var_pop"}),
     Swarm.BOOLEAN_AGGREGATES: frozenset({"bool_and", "bool_or"}),
     Swarm.COLLECTING: frozenset({"array_agg", "string_agg"}),
+    Swarm.QUANTILES: frozenset({"median", "quantile_cont", "quantile_disc", "percentile_cont",
+                                "percentile_disc"}),
+    Swarm.PAIR_STATISTICS: frozenset({"covar_pop", "covar_samp", "corr", "regr_slope",
+                                      "regr_intercept", "regr_count"}),
+    Swarm.MORE_AGGREGATES: frozenset({"mode", "first", "last", "any_value", "bit_and", "bit_or",
+                                      "bit_xor", "count_if"}),
 }
+# The share of draws that keep a function of these three families (each has
+# many members, which would otherwise crowd out the window functions).
+NEW_FAMILY_WEIGHT = 0.3
+_NEW_FAMILIES = FAMILIES[Swarm.QUANTILES] | FAMILIES[Swarm.PAIR_STATISTICS] | \
+    FAMILIES[Swarm.MORE_AGGREGATES]
 
 
 def available_functions(on: frozenset[Swarm]) -> tuple[FunctionSpec, ...]:
@@ -55,9 +66,15 @@ def random_call(ctx: Context) -> FuncCall:
     functions = available_functions(ctx.on)
     while True:
         spec = ctx.rng.choice(functions)
+        if spec.name in _NEW_FAMILIES and not chance(ctx.rng, NEW_FAMILY_WEIGHT):
+            continue
         args = ARGUMENTS[spec.name](ctx)
-        if args is not None:
-            return FuncCall(spec.name, args, **_clauses(ctx, spec, args))
+        if args is None:
+            continue
+        if spec.takes_within_group:  # the builder gave (value, p...): the value is the key
+            key = SortKey(args[0], chance(ctx.rng, 0.5), ctx.rng.choice((NullsOrder.LAST, NullsOrder.FIRST)))
+            return FuncCall(spec.name, args[1:], within_group=(key,), **_clauses(ctx, spec, args))
+        return FuncCall(spec.name, args, **_clauses(ctx, spec, args))
 
 
 def _clauses(ctx: Context, spec: FunctionSpec, args: tuple[Expr, ...]) -> dict[str, object]:
@@ -68,6 +85,9 @@ def _clauses(ctx: Context, spec: FunctionSpec, args: tuple[Expr, ...]) -> dict[s
         out["from_last"] = chance(ctx.rng, 0.5)
     if spec.kind is not FunctionKind.AGGREGATE:
         return out
+    if spec.takes_within_group:  # an ordered-set aggregate takes FILTER, no DISTINCT or ORDER BY
+        condition = random_predicate(ctx, plain=True) if ctx.flag(Swarm.FILTER, 0.25) else None
+        return out if condition is None else {**out, "filter": condition}
     distinct = args != (Star(),) and ctx.flag(Swarm.DISTINCT, 0.25)
     if spec.ordered_aggregate and ctx.flag(Swarm.ORDERED_AGGREGATE, 0.5):
         out["order_by"] = _aggregate_order(ctx, args, distinct)
@@ -171,6 +191,58 @@ def _string_agg_args(ctx: Context) -> tuple[Expr, ...] | None:
     return None if column is None else (column.expr, separator)
 
 
+def _interpolable(t: SqlType) -> bool:
+    """Integers and floats: DuckDB and DataFusion keep DECIMAL for median and
+    quantile_cont (measured), the standard and PostgreSQL give DOUBLE."""
+    return t.is_integer or t.is_float
+
+
+# Fractions with a short binary expansion: a double p such as 0.1 is not 1/10,
+# and ceil(p * n) would then depend on how each engine rounds p * n.
+FRACTIONS = (0.0, 0.125, 0.25, 0.375, 0.5, 0.75, 1.0)
+
+
+def _fraction(ctx: Context) -> Literal:
+    return Literal(ctx.rng.choice(FRACTIONS), T.FLOAT64)
+
+
+def _quantile_args(fits: Callable[[SqlType], bool]) -> ArgumentBuilder:
+    """(a column, a constant p) for quantiles; (value, p) for the WITHIN GROUP ones too."""
+    def build(ctx: Context) -> tuple[Expr, ...] | None:
+        column = column_of(ctx, fits)
+        return None if column is None else (column.expr, _fraction(ctx))
+
+    return build
+
+
+def _interpolable_column(ctx: Context) -> tuple[Expr, ...] | None:
+    column = column_of(ctx, _interpolable)
+    return None if column is None else (column.expr,)
+
+
+def _pair_args(ctx: Context) -> tuple[Expr, ...] | None:
+    """(y, x): two numbers, maybe the same column."""
+    y, x = column_of(ctx, _interpolable), column_of(ctx, _interpolable)
+    return None if y is None or x is None else (y.expr, x.expr)
+
+
+UNDRAWN = frozenset({"any_value"})
+
+
+def _undetermined(ctx: Context) -> None:
+    """Never drawn: any_value over distinct values has several right answers,
+    for which the reference raises ReferenceGap (engines pick differently), and
+    every generated case must be one the reference evaluates. The corpus covers
+    it on frames with one right answer. (mode is drawn in its WITHIN GROUP
+    form, whose order breaks ties.)"""
+    return None
+
+
+def _integer_column(ctx: Context) -> tuple[Expr, ...] | None:
+    column = column_of(ctx, lambda t: t.is_integer)
+    return None if column is None else (column.expr,)
+
+
 ARGUMENTS: dict[str, ArgumentBuilder] = {
     **{name: _no_args for name in ("row_number", "rank", "dense_rank", "percent_rank", "cume_dist")},
     "ntile": _ntile_args,
@@ -187,6 +259,17 @@ ARGUMENTS: dict[str, ArgumentBuilder] = {
     "bool_or": _boolean_args,
     "string_agg": _string_agg_args,
     "array_agg": _one_column,
+    "median": _interpolable_column,
+    "quantile_cont": _quantile_args(_interpolable),
+    "quantile_disc": _quantile_args(lambda t: t.is_numeric),
+    "percentile_cont": _quantile_args(_interpolable),
+    "percentile_disc": _quantile_args(lambda t: t.is_numeric),
+    **{name: _one_column for name in ("first", "last", "mode")},
+    **{name: _undetermined for name in UNDRAWN},
+    **{name: _pair_args for name in ("covar_pop", "covar_samp", "corr", "regr_slope",
+                                     "regr_intercept", "regr_count")},
+    **{name: _integer_column for name in ("bit_and", "bit_or", "bit_xor")},
+    "count_if": _boolean_args,
 }
 
 _MISSING = {s.name for s in WINDOW_FUNCTIONS} - set(ARGUMENTS)

@@ -148,7 +148,9 @@ def expr_type(expr: Expr, scope: Scope) -> SqlType | None:
     if isinstance(expr, WindowExpr):
         expr = expr.func
     if isinstance(expr, FuncCall):
-        return lookup(expr.name).result(tuple(expr_type(a, scope) for a in expr.args))
+        # An ordered-set aggregate's type rule reads its WITHIN GROUP value first.
+        values = [k.expr for k in expr.within_group] + list(expr.args)
+        return lookup(expr.name).result(tuple(expr_type(a, scope) for a in values))
     return None
 
 

@@ -38,6 +38,7 @@ class Toggle(Enum):
     FILTER = "FILTER"
     DISTINCT = "DISTINCT"
     ORDERED_AGGREGATE = "ordered aggregates"
+    WITHIN_GROUP = "WITHIN GROUP"
     NULLS_ORDER = "NULLS FIRST/LAST"
     INTERVALS = "intervals"
     SPECIAL_FLOATS = "NaN and infinities"

@@ -137,7 +137,8 @@ def _calls(specs: list[FunctionSpec], arg: SearchStrategy[Expr],
         if spec.star and draw(st.booleans()):
             args: tuple[Expr, ...] = (Star(),)
         else:  # count() is in the table's arity but is not SQL; it always has an argument
-            n = draw(ints(max(spec.min_args, 1 if spec.star else 0), min(spec.max_args, 3)))
+            low = spec.max_args if spec.within_group_optional else spec.min_args
+            n = draw(ints(max(low, 1 if spec.star else 0), min(spec.max_args, 3)))
             args = tuple(draw(arg) for _ in range(n))
         return FuncCall(spec.name, args, **draw(extra(spec, args == (Star(),))))
 
@@ -153,6 +154,12 @@ def _aggregate_clauses(scope: Scope) -> Clauses:
 
     @functools.cache
     def clauses(spec: FunctionSpec, star: bool) -> SearchStrategy[dict]:
+        if spec.within_group:  # one WITHIN GROUP key, no DISTINCT or ORDER BY
+            # (mode's WITHIN GROUP form is in tests/test_reference_statistics.py)
+            return st.fixed_dictionaries({
+                "filter": maybe(Toggle.FILTER in on, expressions(scope.plain)),
+                "within_group": sort_keys(scope.plain).map(lambda keys: keys[:1]),
+            })
         distinct = Toggle.DISTINCT in on and not star  # count(DISTINCT *) is not SQL
         ordered = spec.ordered_aggregate and Toggle.ORDERED_AGGREGATE in on
         return st.fixed_dictionaries({
@@ -180,8 +187,14 @@ def _window_clauses(on: frozenset[Toggle]) -> Clauses:
 def aggregate_calls(scope: Scope) -> SearchStrategy[FuncCall]:
     """Aggregate calls (GROUP BY context) with DISTINCT, FILTER and ORDER BY when on;
     shrinks towards count(a)."""
-    return _calls(_specs(FunctionKind.AGGREGATE), expressions(scope.plain),
+    return _calls(_aggregate_specs(scope.on), expressions(scope.plain),
                   _aggregate_clauses(scope))
+
+
+def _aggregate_specs(on: frozenset[Toggle]) -> list[FunctionSpec]:
+    """The aggregates; the ordered-set ones (WITHIN GROUP) when their toggle is on."""
+    return [s for s in _specs(FunctionKind.AGGREGATE)
+            if not s.within_group or Toggle.WITHIN_GROUP in on]
 
 
 def scalar_calls(arg: SearchStrategy[Expr]) -> SearchStrategy[FuncCall]:
@@ -369,7 +382,7 @@ def window_exprs(scope: Scope) -> SearchStrategy[WindowExpr]:
     # The value functions take the most clauses (IGNORE NULLS, FROM LAST): draw
     # them more often than their share of the table would.
     value_fns = _calls([s for s in _specs(FunctionKind.WINDOW) if s.uses_frame], arg, clauses)
-    aggregates = _calls(_specs(FunctionKind.AGGREGATE), arg, _aggregate_clauses(scope))
+    aggregates = _calls(_aggregate_specs(scope.on), arg, _aggregate_clauses(scope))
     calls = window_fns | value_fns | aggregates
     return st.builds(WindowExpr, calls, window_specs(scope, named))
 

@@ -53,6 +53,9 @@ class Swarm(Enum):
     STATISTICS = "stddev/var aggregates"
     BOOLEAN_AGGREGATES = "bool_and/bool_or"
     COLLECTING = "array_agg/string_agg"
+    QUANTILES = "median, quantiles and percentiles"
+    PAIR_STATISTICS = "covar/corr/regr_*"
+    MORE_AGGREGATES = "mode, first/last, any_value, bit_*, count_if"
     # the top of the query
     LIMIT = "LIMIT/OFFSET"
     # t joined to a VALUES table or to generate_series/range (last: a flag

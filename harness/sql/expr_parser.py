@@ -209,6 +209,8 @@ class ExprParser:
             return e
         if c.at_name():
             return self._call() if c.at_op("(", 1) else self._column()
+        if tok.keyword in _KEYWORD_FUNCTIONS and c.at_op("(", 1):
+            return self._call()
         raise c.error("expected an expression")
 
     # -- subqueries -----------------------------------------------------------
@@ -370,20 +372,23 @@ class ExprParser:
 
     def _call(self) -> Expr:
         tok = self.c.peek()
-        spec = self._lookup(self.c.name(), tok)
+        name = self.c.advance().value if tok.keyword in _KEYWORD_FUNCTIONS else self.c.name()
+        spec = self._lookup(name, tok)
         self.c.expect_op("(")
         distinct = self.c.accept_word("distinct")
         args = self._args()
         order_by = self.sort_keys() if self.c.accept_word("order", "by") else ()
         inside = self._null_treatment()
         self.c.expect_op(")")
+        within_group = self._within_group()
         from_last = self._from_first_last()
         # In `g(f(x) IGNORE NULLS)` the words are g's (inside form), not f's.
         outside = None if self.c.at_op(")", 2) else self._null_treatment()
         if inside and outside:
             raise self.c.error("IGNORE/RESPECT NULLS is written twice", tok)
         filter_ = self._filter()
-        call = FuncCall(spec.name, args, distinct, filter_, order_by, inside or outside, from_last)
+        call = FuncCall(spec.name, args, distinct, filter_, order_by, inside or outside, from_last,
+                        within_group)
         window = self._over() if self.c.accept_word("over") else None
         try:
             _check_call(spec, call, window is not None)
@@ -393,7 +398,7 @@ class ExprParser:
 
     def _lookup(self, name: str, tok: Token) -> FunctionSpec:
         try:
-            return functions.lookup(name)
+            return functions.lookup(functions.canonical_name(name))
         except InvalidQuery as e:
             raise InvalidQuery(str(e), at(tok)) from None
 
@@ -407,6 +412,16 @@ class ExprParser:
         while self.c.accept_op(","):
             args.append(self.expr())
         return tuple(args)
+
+    def _within_group(self) -> tuple[SortKey, ...]:
+        """`WITHIN GROUP (ORDER BY ...)` of an ordered-set aggregate, or ()."""
+        if not self.c.accept_word("within", "group"):
+            return ()
+        self.c.expect_op("(")
+        self.c.expect_word("order", "by")
+        keys = self.sort_keys()
+        self.c.expect_op(")")
+        return keys
 
     def _null_treatment(self) -> NullTreatment | None:
         for treatment in NullTreatment:
@@ -531,6 +546,9 @@ _KEYWORD_PRIMARIES = {
     "case": ExprParser._case,
     "cast": ExprParser._cast,
 }
+# Reserved words that are also function names when a '(' follows (NULLS
+# FIRST/LAST makes `first` and `last` keywords).
+_KEYWORD_FUNCTIONS = frozenset({"first", "last"})
 _TYPED_STRINGS = {
     "date": ExprParser._date_or_timestamp,
     "timestamp": ExprParser._date_or_timestamp,
@@ -566,3 +584,16 @@ def _check_call(spec: FunctionSpec, call: FuncCall, windowed: bool) -> None:
         raise InvalidQuery(f"{name} does not take FROM FIRST/LAST")
     if (call.null_treatment is not None or call.from_last is not None) and not windowed:
         raise InvalidQuery(f"IGNORE/RESPECT NULLS and FROM FIRST/LAST on {name} need OVER")
+    _check_within_group(spec, call)
+
+
+def _check_within_group(spec: FunctionSpec, call: FuncCall) -> None:
+    name = f"{spec.name}()"
+    if spec.within_group and not call.within_group:
+        raise InvalidQuery(f"{name} is an ordered-set aggregate and needs WITHIN GROUP (ORDER BY ...)")
+    if call.within_group and not spec.takes_within_group:
+        raise InvalidQuery(f"{name} takes no WITHIN GROUP")
+    if spec.within_group_optional and len(call.args) != (0 if call.within_group else spec.max_args):
+        raise InvalidQuery(f"{name} takes {spec.max_args} argument(s), or none with WITHIN GROUP")
+    if call.within_group and (len(call.within_group) != 1 or call.distinct or call.order_by):
+        raise InvalidQuery(f"{name} takes one WITHIN GROUP key, and no DISTINCT or ORDER BY")

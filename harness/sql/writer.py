@@ -432,6 +432,8 @@ class _Writer:
         if nulls and inside:
             inner += " " + nulls
         text = f"{self.d.function_name(f.name)}({inner})"
+        if f.within_group:
+            text += f" WITHIN GROUP (ORDER BY {self.sort_keys(f.within_group)})"
         if f.from_last is not None:
             text += " FROM LAST" if f.from_last else " FROM FIRST"
         if nulls and not inside:
@@ -442,18 +444,23 @@ class _Writer:
 
     def check_call(self, f: FuncCall, in_window: bool) -> None:
         functions.lookup(f.name)  # an unknown name is an invalid model
-        if f.name in self.d.missing_functions:
-            raise Unsupported(f"function.{f.name}")
         wanted = [
             (bool(f.order_by), Feature.ORDERED_AGGREGATE),
             (f.null_treatment is not None, Feature.IGNORE_NULLS),
             (f.from_last is not None, Feature.NTH_VALUE_FROM_LAST),
             (in_window and f.distinct, Feature.DISTINCT_WINDOW_AGGREGATE),
             (in_window and f.filter is not None, Feature.FILTER_WINDOW_AGGREGATE),
+            # The finer feature first: under OVER, the refusal names it.
+            (in_window and bool(f.within_group), Feature.WITHIN_GROUP_WINDOW),
+            (bool(f.within_group), Feature.WITHIN_GROUP),
         ]
         for used, feature in wanted:
             if used:
                 self.require(feature)
+        # After the clauses: a dialect without WITHIN GROUP has no percentile_cont
+        # either, and the clause is the finer reason.
+        if f.name in self.d.missing_functions:
+            raise Unsupported(f"function.{f.name}")
 
     def window_expr(self, w: WindowExpr) -> str:
         # The frame may come from a named window, so look at the resolved one.
@@ -476,10 +483,13 @@ class _Writer:
             self.require(Feature.RANGE_WITHOUT_ORDER_BY)
 
     def check_window_limits(self, name: str, resolved: WindowSpec) -> None:
-        """Per-function limits of a dialect: an ORDER BY it insists on, a moving
-        frame start it cannot compute."""
+        """Per-function limits of a dialect: an ORDER BY it insists on or
+        refuses, a moving frame start it cannot compute."""
         if name in self.d.needs_order_by and not resolved.order_by:
             raise Unsupported(f"window.{name}-without-order-by")
+        ordered = bool(resolved.order_by) or resolved.frame is not None
+        if name in self.d.unordered_window_only and ordered:
+            raise Unsupported(f"window.{name}-with-order-by")
         frame = resolved.frame
         moving = frame is not None and frame.start.kind is not BoundKind.UNBOUNDED_PRECEDING
         if name in self.d.no_moving_frame_start and moving:
