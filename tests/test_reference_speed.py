@@ -36,6 +36,7 @@ from harness.errors import EvaluationError, HarnessError
 from harness.generate.cases import Limits, generate_case
 from harness.instrument import instrument, with_rowid
 from harness.model import (
+    SUBQUERY_EXPRS,
     Bound,
     BoundKind,
     Column,
@@ -45,7 +46,11 @@ from harness.model import (
     Interval,
     IntervalUnit,
     Literal,
+    Select,
+    UnionAll,
+    Values,
     WindowExpr,
+    With,
     walk,
 )
 from harness.semantics import STANDARD
@@ -360,6 +365,9 @@ def plain_replace(node: object, mapping: dict) -> object:
     if isinstance(node, WindowExpr):
         func = map_children(node.func, lambda c: plain_replace(c, mapping))
         return WindowExpr(func, plain_replace(node.window, mapping))
+    if isinstance(node, SUBQUERY_EXPRS):  # a subquery in an expression is a query of its own
+        return map_children(node, lambda c: c if isinstance(c, (Select, UnionAll, With, Values))
+                            else plain_replace(c, mapping))
     return map_children(node, lambda c: plain_replace(c, mapping))
 
 

@@ -122,6 +122,7 @@ PASSES: tuple[tuple[str, Pass], ...] = (
     ("select-items", query.drop_select_items),
     ("item-expressions", on_nodes(SelectItem, query.item_variants)),
     ("where", on_nodes(Select, query.where_variants)),
+    ("qualify", on_nodes(Select, query.qualify_variants)),
     ("group-by", on_nodes(Select, query.grouping_variants)),
     ("limit-order-distinct", on_nodes((Select, UnionAll), query.tail_variants)),
     ("rows", data.shrink_rows),

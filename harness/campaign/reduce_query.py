@@ -176,6 +176,11 @@ def where_variants(s: Select) -> list[Select]:
     return out
 
 
+def qualify_variants(s: Select) -> list[Select]:
+    """No QUALIFY (it only filters the rows the windows computed)."""
+    return [] if s.qualify is None else [replace(s, qualify=None)]
+
+
 def grouping_variants(s: Select) -> list[Select]:
     """No GROUP BY and HAVING; else no HAVING."""
     out = []
