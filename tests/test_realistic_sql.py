@@ -52,17 +52,8 @@ def _parsed() -> list:
 # groundwork commit of issue 16 reads `//` and IS [NOT] DISTINCT FROM, and the
 # reference does not evaluate them yet (KeyError in reference_impl/arithmetic.py).
 # Not strict: they pass once the reference learns the operators.
-KNOWN_CRASHES = {
-    "duckdb/duck_integer_division": "reference: KeyError on BinaryOperator.INT_DIV",
-    "duckdb/duck_is_distinct_from": "reference: KeyError on BinaryOperator.IS_DISTINCT_FROM",
-}
-
-
 def _params() -> list:
-    return [pytest.param(q, query, id=f"{q.style}/{q.name}",
-                         marks=[pytest.mark.xfail(reason=KNOWN_CRASHES[f"{q.style}/{q.name}"], strict=False)]
-                         if f"{q.style}/{q.name}" in KNOWN_CRASHES else [])
-            for q, query in _parsed()]
+    return [pytest.param(q, query, id=f"{q.style}/{q.name}") for q, query in _parsed()]
 
 
 PARSED = _params()
