@@ -382,3 +382,73 @@ def test_group_by_all_gets_no_hidden_column():
                     group_by=(AllColumns(),))
     plan = instrument(query, _schemas(t=T))
     assert len(plan.query.items) == plan.visible == 2 and plan.order_keys is None
+
+
+# -- through every new construct, a wrong answer still fails ----------------------------
+# A wrong value in the last column, rows in the wrong order, and a value no
+# order of tied rows gives: each must fail, whatever the query is built from.
+
+TIED = pa.table({"id": pa.array([1, 2, 3, 4, 5, 6], pa.int64()),
+                 "g": pa.array([1, 1, 1, 2, 2, 2], pa.int64()),
+                 "x": pa.array([10, 20, 20, 30, 30, 40], pa.int64())})
+
+NEW_CONSTRUCTS = [
+    "SELECT * FROM (SELECT id, x, row_number() OVER (ORDER BY x ASC) AS rn FROM t) q ORDER BY id",
+    "SELECT q.* FROM (SELECT id, x, row_number() OVER (ORDER BY x ASC) AS rn FROM t) AS q ORDER BY 1",
+    "SELECT id, x, row_number() OVER (ORDER BY x ASC) AS rn FROM t QUALIFY rn <= 5 ORDER BY ALL",
+    "SELECT id, (SELECT max(x) FROM t) - x AS x, row_number() OVER (ORDER BY x ASC) AS rn FROM t "
+    "ORDER BY id",
+    "WITH c(i, v) AS (SELECT id, x FROM t) SELECT i AS id, v AS x, row_number() OVER (ORDER BY v ASC) "
+    "AS rn FROM c ORDER BY i",
+    "SELECT v.id, v.x, row_number() OVER (ORDER BY v.x ASC) AS rn "
+    "FROM (VALUES (1, 10), (2, 20), (3, 20), (4, 30)) AS v(id, x) ORDER BY v.id",
+    "SELECT s.n AS id, t.x, row_number() OVER (ORDER BY t.x ASC) AS rn "
+    "FROM generate_series(1, 6) AS s(n) JOIN t ON t.id = s.n ORDER BY s.n",
+    "SELECT id, x, row_number() OVER (ORDER BY x ASC ROWS BETWEEN 1 + 1 PRECEDING AND CURRENT ROW) AS rn "
+    "FROM t WHERE x IN (10, 20, 30, 40) ORDER BY id",
+]
+
+
+def _judged(sql: str, mutate) -> Verdict:
+    plan = instrument(parse(sql), _schemas(t=TIED))
+    tables = with_rowid({"t": TIED}) if plan.rowid_column is not None else {"t": TIED}
+    oracle = Oracle(plan.unlimited, tables)
+    answer = oracle.evaluate().table
+    return compare(mutate(answer, plan), Judgement(plan, NULLS_LARGEST), oracle).verdict
+
+
+def _user_columns(answer: pa.Table, plan) -> int:
+    return answer.num_columns if plan.visible < 0 else plan.visible
+
+
+def _set(answer: pa.Table, column: int, values: list) -> pa.Table:
+    return answer.set_column(column, answer.field(column), pa.array(values, answer.field(column).type))
+
+
+def _wrong_last_value(answer: pa.Table, plan) -> pa.Table:
+    last = _user_columns(answer, plan) - 1
+    values = answer.column(last).to_pylist()
+    values[-1] = values[-1] + 100
+    return _set(answer, last, values)
+
+
+def _reversed(answer: pa.Table, plan) -> pa.Table:
+    return answer.take(pa.array(range(answer.num_rows - 1, -1, -1)))
+
+
+def _tied_rows_share_a_number(answer: pa.Table, plan) -> pa.Table:
+    """Two rows tied on x get the same row_number: no order of peers gives that."""
+    names = answer.column_names
+    xs, rn = answer.column(names.index("x")).to_pylist(), names.index("rn")
+    first, second = next((i, j) for i in range(len(xs)) for j in range(i + 1, len(xs)) if xs[i] == xs[j])
+    values = answer.column(rn).to_pylist()
+    values[second] = values[first]
+    return _set(answer, rn, values)
+
+
+@pytest.mark.parametrize("sql", NEW_CONSTRUCTS)
+@pytest.mark.parametrize("mutate", [_wrong_last_value, _reversed, _tied_rows_share_a_number],
+                         ids=["last-column", "row-order", "tied-rows"])
+def test_a_wrong_answer_fails_through_every_new_construct(sql, mutate):
+    assert _judged(sql, lambda answer, plan: answer) is Verdict.MATCH
+    assert _judged(sql, mutate) is Verdict.MISMATCH
