@@ -50,7 +50,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from harness.errors import HarnessError
-from harness.functions import is_aggregate
+from harness.functions import contains_aggregate
 from harness.model import (
     SUBQUERY_EXPRS,
     AllColumns,
@@ -74,7 +74,6 @@ from harness.model import (
     Values,
     WindowExpr,
     WindowSpec,
-    children,
     key_position,
     walk,
 )
@@ -256,17 +255,8 @@ def _spec(spec: WindowSpec, case: Expr) -> WindowSpec:
 
 
 def _has_plain_aggregate(sel: Select) -> bool:
-    def visit(node: object) -> bool:
-        if isinstance(node, WindowExpr):  # its own function aggregates over the window
-            return any(visit(c) for c in (*children(node.func), node.window))
-        if isinstance(node, (Select, SubqueryRef)):
-            return False
-        if isinstance(node, FuncCall) and is_aggregate(node.name):
-            return True
-        return any(visit(c) for c in children(node))
-
     nodes = (*sel.items, sel.having, *sel.order_by, *sel.windows, sel.qualify)
-    return any(visit(n) for n in nodes if n is not None)
+    return any(contains_aggregate(n) for n in nodes if n is not None)
 
 
 def _group_by(keys: tuple[Expr, ...], case: Expr) -> tuple[Expr, ...]:

@@ -240,6 +240,35 @@ def is_aggregate(name: str) -> bool:
     return spec is not None and spec.kind is FunctionKind.AGGREGATE
 
 
+def contains_aggregate(node: object) -> bool:
+    """Does `node` call an aggregate over the groups of its own query?
+
+    That makes a SELECT grouped even without GROUP BY (`SELECT count(*) FROM
+    t`, `sum(min(x)) OVER ()`). A window function's own function is not one,
+    its arguments, FILTER and window may hold one; a subquery's aggregates
+    group its own rows (only IN's operand belongs to this query).
+    """
+    from harness.model import (
+        SUBQUERY_EXPRS,
+        FuncCall,
+        InSubquery,
+        Select,
+        SubqueryRef,
+        WindowExpr,
+        children,
+    )
+
+    if isinstance(node, InSubquery):
+        return contains_aggregate(node.operand)
+    if isinstance(node, (*SUBQUERY_EXPRS, Select, SubqueryRef)):
+        return False
+    if isinstance(node, WindowExpr):
+        return any(contains_aggregate(c) for c in (*children(node.func), node.window))
+    if isinstance(node, FuncCall) and is_aggregate(node.name):
+        return True
+    return any(contains_aggregate(c) for c in children(node))
+
+
 def frame_is_whole_partition(frame: object) -> bool:
     """True for a frame that always spans the whole partition."""
     from harness.model import BoundKind, Exclusion, Frame

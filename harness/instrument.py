@@ -27,27 +27,23 @@ from dataclasses import dataclass, replace
 
 import pyarrow as pa
 
-from harness.functions import is_aggregate, is_order_sensitive
+from harness.functions import contains_aggregate, is_order_sensitive
 from harness.model import (
-    SUBQUERY_EXPRS,
     AllColumns,
     Column,
     FuncCall,
-    InSubquery,
     NullsOrder,
     Query,
     Select,
     SelectItem,
     SortKey,
     Star,
-    SubqueryRef,
     TableRef,
     TableSchema,
     UnionAll,
     WindowExpr,
     WindowSpec,
     With,
-    children,
     key_position,
     resolve_window,
     rewrite,
@@ -214,23 +210,9 @@ def _is_row_level(query: Select, tables: dict[str, TableSchema]) -> bool:
 
 
 def _has_plain_aggregate(query: Select) -> bool:
-    """An aggregate over groups, which makes the query grouped even without GROUP BY:
-    SELECT count(*) FROM t, or sum(min(x)) OVER () (the window's own function
-    is not one, its arguments may hold one). A subquery's aggregates are its own."""
-
-    def visit(node: object) -> bool:
-        if isinstance(node, (*SUBQUERY_EXPRS, Select, SubqueryRef)):
-            return False
-        if isinstance(node, SUBQUERY_EXPRS):  # a subquery's aggregates group its own rows
-            return isinstance(node, InSubquery) and visit(node.operand)
-        if isinstance(node, WindowExpr):
-            return any(visit(c) for c in (*children(node.func), node.window))
-        if isinstance(node, FuncCall) and is_aggregate(node.name):
-            return True
-        return any(visit(c) for c in children(node))
-
+    """An aggregate over groups, which makes the query grouped even without GROUP BY."""
     clauses = (*query.items, query.having, *query.order_by, *query.windows, query.qualify)
-    return any(visit(c) for c in clauses if c is not None)
+    return any(contains_aggregate(c) for c in clauses if c is not None)
 
 
 def _window_key(spec: WindowSpec) -> WindowKey:

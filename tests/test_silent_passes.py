@@ -452,3 +452,11 @@ def _tied_rows_share_a_number(answer: pa.Table, plan) -> pa.Table:
 def test_a_wrong_answer_fails_through_every_new_construct(sql, mutate):
     assert _judged(sql, lambda answer, plan: answer) is Verdict.MATCH
     assert _judged(sql, mutate) is Verdict.MISMATCH
+
+
+def test_an_aggregate_as_the_operand_of_in_makes_the_query_grouped():
+    # IN's operand belongs to the outer query (its subquery does not): a row id
+    # added to this one-row grouped query would be no grouping key.
+    grouped = instrument(parse("SELECT max(x) IN (SELECT x FROM t) AS m FROM t"), _schemas(t=T))
+    row_level = instrument(parse("SELECT x IN (SELECT max(x) FROM t) AS m FROM t"), _schemas(t=T))
+    assert grouped.rowid_column is None and row_level.rowid_column is not None

@@ -12,34 +12,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from harness.functions import FunctionKind, lookup
+from harness.functions import contains_aggregate
 from harness.model import (
-    SUBQUERY_EXPRS,
     AllColumns,
     Expr,
-    FuncCall,
     Literal,
     Select,
     Star,
-    WindowExpr,
-    children,
 )
 from harness.types import INT32
 
 StarColumns = Callable[[Star], list[Expr]]
-
-
-def has_aggregate(expr: object) -> bool:
-    """Does `expr` call an aggregate of this query (not one under OVER, nor in
-    a subquery)? The arguments and window of a window function are looked at."""
-    if isinstance(expr, SUBQUERY_EXPRS):
-        return False
-    if isinstance(expr, WindowExpr):
-        inner = (*expr.func.args, expr.func.filter, *expr.func.order_by, expr.window)
-        return any(has_aggregate(c) for c in inner if c is not None)
-    if isinstance(expr, FuncCall) and lookup(expr.name).kind is FunctionKind.AGGREGATE:
-        return True
-    return any(has_aggregate(c) for c in children(expr))
 
 
 def expand_all_keys(select: Select, star_columns: StarColumns | None = None) -> Select:
@@ -77,6 +60,6 @@ def _group_keys(items: list[Expr]) -> tuple[Expr, ...]:
     # remains (a Literal key would read as a position). When only constants
     # remain, grouping by one still makes no row out of no input, unlike no
     # GROUP BY at all: the key is then the first constant's position.
-    keys = [(p, e) for p, e in enumerate(items, 1) if not has_aggregate(e)]
+    keys = [(p, e) for p, e in enumerate(items, 1) if not contains_aggregate(e)]
     varying = tuple(e for _, e in keys if not isinstance(e, Literal))
     return varying or tuple(Literal(p, INT32) for p, _ in keys[:1])
