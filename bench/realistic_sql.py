@@ -9,7 +9,7 @@ after a `-- name: <slug>` line, ended by `;`), over the tables of tables.yaml
 For each query: parse it with the canonical parser (`harness.sql.parse`);
 when it parses, evaluate it on the reference (`reference_impl.evaluate`, the
 plain query) and run it through the harness's own path for a case
-(`harness.runner.run_case`: instrumenter, reference as oracle), and with
+(`harness.judge.runner.run_case`: instrumenter, reference as oracle), and with
 `--engines` on those engines too. Prints, per style and in total, how many
 parse and the outcome counts; a reference outcome that is not the harness's
 own error (a crash) is a defect and is listed with its query.
@@ -96,7 +96,7 @@ def load_queries(fixtures: Path = FIXTURES) -> list[RealisticQuery]:
 
 def load_tables(fixtures: Path = FIXTURES):
     """(schemas, arrow tables) of tables.yaml, read by the case loader."""
-    from harness.cases import _load_tables
+    from harness.cases.case import _load_tables
 
     path = fixtures / "tables.yaml"
     doc = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -112,7 +112,7 @@ def reference_outcome(query, tables) -> tuple[str, str]:
     """The plain query on the reference: answered, or which error it raised.
 
     Anything but the harness's own errors is a crash (a defect)."""
-    from harness.errors import EvaluationError, HarnessError, InvalidQuery, ReferenceGap
+    from harness.core.errors import EvaluationError, HarnessError, InvalidQuery, ReferenceGap
     from reference_impl import evaluate
 
     try:
@@ -127,7 +127,7 @@ def reference_outcome(query, tables) -> tuple[str, str]:
 
 
 def _base_name(e: Exception) -> str:
-    from harness.errors import EvaluationError, InvalidQuery, ReferenceGap
+    from harness.core.errors import EvaluationError, InvalidQuery, ReferenceGap
 
     for base in (ReferenceGap, EvaluationError, InvalidQuery):
         if isinstance(e, base):
@@ -144,12 +144,12 @@ def _crash_text(e: BaseException) -> str:
 def harness_outcomes(case, engines) -> dict[str, tuple[str, str]]:
     """The case through the harness's path (instrumenter, reference as oracle,
     each engine judged): verdict and detail per engine, or a crash for all."""
-    from harness.runner import run_case
+    from harness.judge.runner import run_case
 
     try:
         results = run_case(case, engines)
     except Exception as e:  # noqa: BLE001 (a crash is what this step looks for)
-        from harness.errors import HarnessError
+        from harness.core.errors import HarnessError
 
         label = f"error ({type(e).__name__})" if isinstance(e, HarnessError) else "crash"
         return {engine.name: (label, _crash_text(e)) for engine in engines}
@@ -157,7 +157,7 @@ def harness_outcomes(case, engines) -> dict[str, tuple[str, str]]:
 
 
 def make_case(q: RealisticQuery, query, schemas, tables):
-    from harness.cases import Case
+    from harness.cases.case import Case
 
     # A case with a `finding` and no expected rows: the reference is the oracle.
     return Case(id=f"{q.style}/{q.name}", description=q.name, tags=(q.style,), schemas=schemas,
@@ -186,7 +186,7 @@ def measure(queries: Sequence[RealisticQuery], schemas, tables, engines: Sequenc
 
 
 def _is_harness(e: Exception) -> bool:
-    from harness.errors import HarnessError
+    from harness.core.errors import HarnessError
 
     return isinstance(e, HarnessError)
 

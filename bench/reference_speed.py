@@ -47,9 +47,9 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 import reference_impl
-from harness.errors import HarnessError
-from harness.model import Query
-from harness.semantics import STANDARD
+from harness.core.errors import HarnessError
+from harness.core.model import Query
+from harness.core.semantics import STANDARD
 from harness.sql import parse
 from reference_impl import PeerOrder, SemanticsProfile, evaluate
 
@@ -148,10 +148,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def profiles() -> list[SemanticsProfile]:
-    from harness.dialects.datafusion import DATAFUSION
-    from harness.dialects.duckdb import DUCKDB
-    from harness.dialects.spark import SPARK
-    from harness.dialects.sqlite import SQLITE
+    from harness.engines.datafusion.dialect import DATAFUSION
+    from harness.engines.duckdb.dialect import DUCKDB
+    from harness.engines.spark.dialect import SPARK
+    from harness.engines.sqlite.dialect import SQLITE
 
     return [STANDARD] + [d.semantics for d in (DUCKDB, DATAFUSION, SPARK, SQLITE)]
 
@@ -176,7 +176,7 @@ class Call:
 def campaign_calls(shapes: list, siblings: int) -> list[Call]:
     """The evaluations of one run, over fresh query and table objects."""
     from harness.generate.cases import Limits, generate_sibling
-    from harness.instrument import instrument, with_rowid
+    from harness.judge.instrument import instrument, with_rowid
 
     limits, calls = Limits(rows=20, windows=3), []
     for shape in shapes:

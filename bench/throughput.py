@@ -3,9 +3,9 @@
 One run measures, on the same seeds, the two ways a campaign can run its
 cases on the reference, Spark, DuckDB and DataFusion:
 
-- naive: one query per case per engine (`harness.runner.run_case`);
+- naive: one query per case per engine (`harness.judge.runner.run_case`);
 - batched: one query per group of sibling cases per engine
-  (`harness.batch_runner.run_batch`), every case still judged on its own.
+  (`harness.campaign.batch_runner.run_batch`), every case still judged on its own.
 
 The cases: 20-row tables, 3 window expressions, groups of `--batch-size`
 siblings (one query shape, rows of their own). The naive loop runs the
@@ -36,12 +36,12 @@ from collections.abc import Mapping
 
 import pyarrow as pa
 
-from harness.batch_runner import run_batch
-from harness.compare import Verdict
+from harness.campaign.batch_runner import run_batch
 from harness.engines.base import Engine
 from harness.engines.registry import get_engine
 from harness.generate.cases import GeneratedCase, Limits, generate_case, generate_sibling
-from harness.runner import run_case
+from harness.judge.compare import Verdict
+from harness.judge.runner import run_case
 
 TARGETS = {"ratio": 50.0, "batched_cases_per_s": 300.0, "overhead_fraction": 0.30, "peak_rss_mb": 2048.0}
 LIMITS = Limits(rows=20, windows=3)

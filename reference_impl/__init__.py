@@ -5,7 +5,7 @@ Public API (stable; the comparator and the runner depend on it):
 
     evaluate(query, tables, *, profile=DEFAULT_PROFILE, peer_order=None) -> Evaluation
 
-- `query`: a `harness.model.Query`.
+- `query`: a `harness.core.model.Query`.
 - `tables`: name -> pyarrow.Table.
 - `profile`: the semantics profile for by-design differences (default null
   order when a query leaves it unwritten, ...).

@@ -22,12 +22,12 @@ from fractions import Fraction
 from functools import cmp_to_key
 from typing import NamedTuple
 
-from harness import types as T
-from harness.errors import EvaluationError, ReferenceGap
-from harness.functions import FunctionKind, FunctionSpec, lookup
-from harness.model import BinaryOp, Cast, FuncCall, Literal, Star, UnaryOp, walk
-from harness.semantics import ArrayAgg, AvgType, Overflow, StringAggArgument, VarianceType
-from harness.types import SqlType, TypeKind
+from harness.core import types as T
+from harness.core.errors import EvaluationError, ReferenceGap
+from harness.core.functions import FunctionKind, FunctionSpec, lookup
+from harness.core.model import BinaryOp, Cast, FuncCall, Literal, Star, UnaryOp, walk
+from harness.core.semantics import ArrayAgg, AvgType, Overflow, StringAggArgument, VarianceType
+from harness.core.types import SqlType, TypeKind
 from reference_impl.api import SemanticsProfile
 from reference_impl.casts import cast_value
 from reference_impl.compiled import Compiled, Evaluator

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from harness.errors import HarnessError, ReferenceGap
-from harness.model import Expr, Query, SortKey
-from harness.semantics import STANDARD, SemanticsProfile
+from harness.core.errors import HarnessError, ReferenceGap
+from harness.core.model import Expr, Query, SortKey
+from harness.core.semantics import STANDARD, SemanticsProfile
 
 # A window's identity for tie handling: its resolved PARTITION BY and ORDER BY.
 WindowKey = tuple[tuple[Expr, ...], tuple[SortKey, ...]]

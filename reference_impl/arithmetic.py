@@ -11,9 +11,9 @@ from __future__ import annotations
 import operator
 from decimal import Decimal
 
-from harness.errors import EvaluationError
-from harness.model import BinaryOperator
-from harness.types import SqlType, TypeKind
+from harness.core.errors import EvaluationError
+from harness.core.model import BinaryOperator
+from harness.core.types import SqlType, TypeKind
 from reference_impl.numeric import (
     check_integer,
     exact_decimal,

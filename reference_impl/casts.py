@@ -15,10 +15,10 @@ from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
-from harness import types as T
-from harness.errors import EvaluationError, ReferenceGap
-from harness.semantics import DateFromString
-from harness.types import SqlType, TypeKind
+from harness.core import types as T
+from harness.core.errors import EvaluationError, ReferenceGap
+from harness.core.semantics import DateFromString
+from harness.core.types import SqlType, TypeKind
 from reference_impl.numeric import check_integer, fit_decimal, to_float32
 from reference_impl.profile import active_profile
 

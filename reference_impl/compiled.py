@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.types import SqlType
+from harness.core.types import SqlType
 from reference_impl.casts import cast_value
 from reference_impl.relation import Row
 

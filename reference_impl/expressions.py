@@ -12,10 +12,10 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 
-from harness import types as T
-from harness.errors import EvaluationError, InvalidQuery, ReferenceGap
-from harness.functions import FunctionKind, lookup
-from harness.model import (
+from harness.core import types as T
+from harness.core.errors import EvaluationError, InvalidQuery, ReferenceGap
+from harness.core.functions import FunctionKind, lookup
+from harness.core.model import (
     COMPARISONS,
     BinaryOp,
     BinaryOperator,
@@ -38,8 +38,8 @@ from harness.model import (
     WindowExpr,
     walk,
 )
-from harness.semantics import DatetimeVsString
-from harness.types import SqlType, TypeKind
+from harness.core.semantics import DatetimeVsString
+from harness.core.types import SqlType, TypeKind
 from reference_impl.arithmetic import apply_arithmetic, negate
 from reference_impl.casts import cast_value
 from reference_impl.compiled import Compiled, Evaluator, converted

@@ -26,9 +26,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from harness import types as T
-from harness.errors import EvaluationError, ReferenceGap
-from harness.model import (
+from harness.core import types as T
+from harness.core.errors import EvaluationError, ReferenceGap
+from harness.core.model import (
     CURRENT_ROW,
     UNBOUNDED_PRECEDING,
     Bound,
@@ -39,7 +39,7 @@ from harness.model import (
     Interval,
     Literal,
 )
-from harness.types import SqlType
+from harness.core.types import SqlType
 from reference_impl.expressions import constant_value
 from reference_impl.intervals import add_interval
 from reference_impl.numeric import exact_decimal

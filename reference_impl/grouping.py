@@ -11,9 +11,18 @@ from __future__ import annotations
 
 import dataclasses
 
-from harness.errors import EvaluationError, ReferenceGap
-from harness.model import Column, Expr, FuncCall, Literal, Select, Star, key_position, window_exprs
-from harness.types import FLOAT64
+from harness.core.errors import EvaluationError, ReferenceGap
+from harness.core.model import (
+    Column,
+    Expr,
+    FuncCall,
+    Literal,
+    Select,
+    Star,
+    key_position,
+    window_exprs,
+)
+from harness.core.types import FLOAT64
 from reference_impl.aggregates import CompiledAggregate, compile_aggregate
 from reference_impl.compiled import Compiled
 from reference_impl.context import Context

@@ -12,10 +12,10 @@ import calendar
 import datetime as dt
 from collections.abc import Callable
 
-from harness import types as T
-from harness.errors import EvaluationError, ReferenceGap
-from harness.model import BinaryOperator, Interval, IntervalUnit
-from harness.types import SqlType
+from harness.core import types as T
+from harness.core.errors import EvaluationError, ReferenceGap
+from harness.core.model import BinaryOperator, Interval, IntervalUnit
+from harness.core.types import SqlType
 
 _DAY_TIME = {
     IntervalUnit.DAY: "days",

@@ -12,8 +12,8 @@ import math
 from decimal import Context, Decimal, Inexact, InvalidOperation, localcontext
 from fractions import Fraction
 
-from harness.errors import EvaluationError
-from harness.types import SqlType, TypeKind
+from harness.core.errors import EvaluationError
+from harness.core.types import SqlType, TypeKind
 
 INTEGER_RANGES: dict[TypeKind, tuple[int, int]] = {
     TypeKind.INT8: (-(2**7), 2**7 - 1),

@@ -7,7 +7,7 @@ digits (NUMERIC_MIN_SIG_DIGITS), judged from the leading words alone; never
 less than either operand's display scale; between 0 and 1000. The quotient
 is rounded half away from zero at that scale. avg over exact numbers (the
 sum over the count) and the variances (numeric_stddev_internal) divide this
-way: AvgType.NUMERIC and VarianceType.NUMERIC of `harness.semantics`.
+way: AvgType.NUMERIC and VarianceType.NUMERIC of `harness.core.semantics`.
 
 Everything is computed exactly (ints and Fractions) and rounded once.
 """
@@ -18,7 +18,7 @@ import math
 from decimal import Decimal
 from fractions import Fraction
 
-from harness.types import SqlType, TypeKind
+from harness.core.types import SqlType, TypeKind
 from reference_impl.numeric import EXACT, exact_sum, round_half_up
 
 MIN_SIG_DIGITS = 16  # NUMERIC_MIN_SIG_DIGITS

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cmp_to_key
 from typing import TypeVar
 
-from harness.model import NullsOrder, SortKey
+from harness.core.model import NullsOrder, SortKey
 from reference_impl.api import SemanticsProfile
 from reference_impl.values import category, compare, order_keys
 

@@ -7,8 +7,8 @@ from decimal import Decimal
 
 import pyarrow as pa
 
-from harness.errors import ReferenceGap
-from harness.types import SqlType, TypeKind, to_arrow
+from harness.core.errors import ReferenceGap
+from harness.core.types import SqlType, TypeKind, to_arrow
 from reference_impl.api import Evaluation, WindowKey
 from reference_impl.numeric import exact_decimal
 from reference_impl.relation import Relation
@@ -39,7 +39,7 @@ def _arrow_column(rel: Relation, index: int) -> pa.Array:
         if t is None or t.kind is not TypeKind.DECIMAL:
             raise
     # A numeric quotient whose scale follows its value (PostgreSQL's avg and
-    # variances: harness.semantics.numeric_quotient_type) may need more digits
+    # variances: harness.core.semantics.numeric_quotient_type) may need more digits
     # than its declared DECIMAL(38, s) has; it travels sized to its values.
     sized = decimal_type_holding(values)
     return pa.array([_at_scale(v, sized.scale) for v in values], type=sized, from_pandas=False)

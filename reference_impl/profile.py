@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from harness.semantics import STANDARD, SemanticsProfile
+from harness.core.semantics import STANDARD, SemanticsProfile
 
 _ACTIVE: ContextVar[SemanticsProfile] = ContextVar("semantics_profile", default=STANDARD)
 

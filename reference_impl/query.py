@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from harness.errors import EvaluationError, InvalidQuery, ReferenceGap
-from harness.model import (
+from harness.core.all_keys import expand_all_keys
+from harness.core.errors import EvaluationError, InvalidQuery, ReferenceGap
+from harness.core.model import (
     AllColumns,
     Column,
     Expr,
@@ -30,9 +31,8 @@ from harness.model import (
     key_position,
     window_exprs,
 )
-from harness.model import rewrite as rewrite_model
-from harness.sql.all_keys import expand_all_keys
-from harness.types import FLOAT64, INT32
+from harness.core.model import rewrite as rewrite_model
+from harness.core.types import FLOAT64, INT32
 from reference_impl.api import Evaluation, PeerOrder, SemanticsProfile
 from reference_impl.casts import cast_value
 from reference_impl.compiled import Compiled
@@ -118,7 +118,7 @@ def _run_select(select: Select, ctx: Context) -> Relation:
 
 
 def _spelled_out(select: Select, rel: Relation) -> Select:
-    """GROUP BY ALL and ORDER BY ALL as their keys (`harness.sql.all_keys`)."""
+    """GROUP BY ALL and ORDER BY ALL as their keys (`harness.core.all_keys`)."""
     order_all = any(isinstance(k.expr, AllColumns) for k in select.order_by)
     if AllColumns() not in select.group_by and not order_all:
         return select

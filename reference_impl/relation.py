@@ -15,9 +15,9 @@ from functools import lru_cache
 
 import pyarrow as pa
 
-from harness.errors import InvalidInput, InvalidQuery, ReferenceGap
-from harness.model import Column
-from harness.types import SqlType, from_arrow
+from harness.core.errors import InvalidInput, InvalidQuery, ReferenceGap
+from harness.core.model import Column
+from harness.core.types import SqlType, from_arrow
 
 Row = tuple[object, ...]
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 
-from harness.functions import is_aggregate
-from harness.model import (
+from harness.core.functions import is_aggregate
+from harness.core.model import (
     SUBQUERY_EXPRS,
     Expr,
     FuncCall,

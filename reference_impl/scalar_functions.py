@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness.errors import EvaluationError
+from harness.core.errors import EvaluationError
 from reference_impl.compiled import Compiled, converted
 from reference_impl.numeric import check_integer
 from reference_impl.relation import Row

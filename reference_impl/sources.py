@@ -4,7 +4,7 @@ functions and joins.
 A derived table's column list (`AS q(a, b)`) renames its columns, and must
 name each of them: the standard's rule (PostgreSQL and DuckDB also take a
 shorter list; DataFusion and Spark do not). generate_series and range read
-integer arguments and give BIGINT values (`harness.table_functions`); a NULL
+integer arguments and give BIGINT values (`harness.core.table_functions`); a NULL
 argument gives no rows (PostgreSQL, DuckDB, DataFusion), a step of 0 is an
 error.
 
@@ -17,10 +17,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness import types as T
-from harness.errors import EvaluationError, InvalidQuery, ReferenceGap
-from harness.model import Join, JoinKind, Query, Source, SubqueryRef, TableFunctionRef, TableRef
-from harness.table_functions import check_table_function, column_name, table_name
+from harness.core import types as T
+from harness.core.errors import EvaluationError, InvalidQuery, ReferenceGap
+from harness.core.model import (
+    Join,
+    JoinKind,
+    Query,
+    Source,
+    SubqueryRef,
+    TableFunctionRef,
+    TableRef,
+)
+from harness.core.table_functions import check_table_function, column_name, table_name
 from reference_impl.context import Context
 from reference_impl.expressions import compile_expr, compile_predicate
 from reference_impl.relation import Field, Relation, from_arrow_table

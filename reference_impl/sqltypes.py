@@ -8,10 +8,10 @@ precision and scale grow so that + - * stay exact.
 
 from __future__ import annotations
 
-from harness import types as T
-from harness.errors import EvaluationError, ReferenceGap
-from harness.model import BinaryOperator
-from harness.types import INTEGER_KINDS, SqlType, TypeKind
+from harness.core import types as T
+from harness.core.errors import EvaluationError, ReferenceGap
+from harness.core.model import BinaryOperator
+from harness.core.types import INTEGER_KINDS, SqlType, TypeKind
 
 # The DECIMAL that holds every value of an integer type.
 _INTEGER_AS_DECIMAL = {

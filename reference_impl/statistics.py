@@ -23,8 +23,8 @@ from fractions import Fraction
 from functools import cmp_to_key
 from typing import TYPE_CHECKING
 
-from harness import types as T
-from harness.errors import ReferenceGap
+from harness.core import types as T
+from harness.core.errors import ReferenceGap
 from reference_impl.numeric import round_float, sqrt_rounded
 from reference_impl.values import compare, row_key
 

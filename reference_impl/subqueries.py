@@ -28,9 +28,9 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from harness.errors import EvaluationError, ReferenceGap
-from harness.model import Column, Query
-from harness.types import BOOL, SqlType
+from harness.core.errors import EvaluationError, ReferenceGap
+from harness.core.model import Column, Query
+from harness.core.types import BOOL, SqlType
 from reference_impl.compiled import Compiled
 from reference_impl.context import Context
 from reference_impl.relation import Relation, Row

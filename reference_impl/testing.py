@@ -11,8 +11,8 @@ from decimal import Decimal
 
 import pyarrow as pa
 
-from harness import types as T
-from harness.model import (
+from harness.core import types as T
+from harness.core.model import (
     Bound,
     BoundKind,
     Column,
@@ -34,7 +34,7 @@ from harness.model import (
     WindowExpr,
     WindowSpec,
 )
-from harness.types import SqlType, parse_type_name, to_arrow
+from harness.core.types import SqlType, parse_type_name, to_arrow
 from reference_impl.api import DEFAULT_PROFILE, Evaluation, PeerOrder, SemanticsProfile, evaluate
 
 

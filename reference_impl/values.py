@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 from decimal import Decimal
 
-from harness.errors import EvaluationError
+from harness.core.errors import EvaluationError
 
 
 def is_nan(value: object) -> bool:

@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.errors import EvaluationError, ReferenceGap
-from harness.model import FuncCall, NullTreatment
-from harness.semantics import NthValueBelowOne
-from harness.types import SqlType
+from harness.core.errors import EvaluationError, ReferenceGap
+from harness.core.model import FuncCall, NullTreatment
+from harness.core.semantics import NthValueBelowOne
+from harness.core.types import SqlType
 from reference_impl.ordering import SortedPartition
 from reference_impl.profile import active_profile
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
-from harness.errors import EvaluationError, InvalidInput
-from harness.functions import FunctionKind, FunctionSpec, is_order_sensitive, lookup
-from harness.model import (
+from harness.core.errors import EvaluationError, InvalidInput
+from harness.core.functions import FunctionKind, FunctionSpec, is_order_sensitive, lookup
+from harness.core.model import (
     Column,
     Expr,
     FramedWindowCopy,
@@ -31,7 +31,7 @@ from harness.model import (
     WindowSpec,
     resolve_window,
 )
-from harness.types import FLOAT64, SqlType
+from harness.core.types import FLOAT64, SqlType
 from reference_impl.aggregates import compile_aggregate
 from reference_impl.api import WindowKey
 from reference_impl.compiled import Compiled, converted

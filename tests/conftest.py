@@ -7,7 +7,7 @@ engine that cannot start (no Java, a missing library) skips the tests that
 ask for it by name.
 
 PostgreSQL runs on one throwaway local server for the whole session
-(`harness.engines.postgres_local`), started when first needed; without the
+(`harness.engines.postgres.local`), started when first needed; without the
 server binaries, the postgres tests skip, saying how to get them.
 """
 
@@ -17,11 +17,11 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
+from harness.core.errors import EngineUnavailable
 from harness.engines.base import Engine
-from harness.engines.postgres import PostgresEngine
-from harness.engines.postgres_local import LocalPostgres, server_bin
+from harness.engines.postgres.adapter import PostgresEngine
+from harness.engines.postgres.local import LocalPostgres, server_bin
 from harness.engines.registry import engine_names, get_engine
-from harness.errors import EngineUnavailable
 
 # The engines that run SQL text; Spark's and PostgreSQL's tests carry markers.
 SQL_ENGINES = [

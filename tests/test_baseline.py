@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.baseline import (
+from harness.baseline.known import (
     DEFAULT_PATH,
     Observation,
     derived_entries,
@@ -18,8 +18,8 @@ from harness.baseline import (
     parse_version,
     stale,
 )
-from harness.cases import load_case
-from harness.errors import InvalidInput
+from harness.cases.case import load_case
+from harness.core.errors import InvalidInput
 
 CASES = Path(__file__).resolve().parent.parent / "cases"
 
@@ -87,7 +87,7 @@ def test_what_a_dialect_declares_is_not_declared_twice(tmp_path):
     path = _write(tmp_path, [_entry(engine="spark", kind="unsupported",
                                     match={"feature": "frame.groups", "verdict": "unsupported"})])
     with pytest.raises(InvalidInput, match=r"frame\.groups is already declared missing by spark's "
-                       r"dialect \(harness/dialects/spark\.py\); remove this entry"):
+                       r"dialect \(harness/engines/spark/dialect\.py\); remove this entry"):
         load_baseline(path)
 
 
@@ -148,7 +148,7 @@ def test_function_and_frame_are_those_of_the_column_that_differed(tmp_path):
 
 
 def _window_exprs(case):
-    from harness.features import window_expressions
+    from harness.cases.features import window_expressions
 
     return window_expressions(case.query)
 
@@ -181,7 +181,7 @@ def test_derived_entries_come_from_the_dialect_tables():
             "sqlite:data.nan", "datafusion:not-implemented-1"} <= ids
     entries = derived_entries(["spark"])
     groups = next(e for e in entries if e.id == "spark:frame.groups")
-    assert groups.derived and groups.kind == "unsupported" and "harness/dialects/spark.py" in groups.reason
+    assert groups.derived and groups.kind == "unsupported" and "harness/engines/spark/dialect.py" in groups.reason
     assert groups.explains(Observation("c", "spark", "unsupported", "frame.groups"))
     assert groups.explains(Observation("c", "spark[aqe-off]", "unsupported", "frame.groups"))
     assert not groups.explains(Observation("c", "spark", "error", "frame.groups"))

@@ -1,4 +1,4 @@
-"""Batching (`harness.batching`): the batched query, split by case, answers
+"""Batching (`harness.campaign.batching`): the batched query, split by case, answers
 every case exactly as the query does on that case alone — on the reference,
 which evaluates both straight from the definitions.
 
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.batching import (
+from harness.campaign.batching import (
     CASE_ID,
     NotBatchable,
     batch_query,
@@ -25,10 +25,10 @@ from harness.batching import (
     split_answer,
     stack_tables,
 )
-from harness.errors import EvaluationError, ReferenceGap
+from harness.core.errors import EvaluationError, ReferenceGap
+from harness.core.model import Select
 from harness.generate.cases import NO_LIMITS, Limits, generate_case, generate_sibling
-from harness.instrument import instrument, with_rowid
-from harness.model import Select
+from harness.judge.instrument import instrument, with_rowid
 from harness.sql import parse
 from reference_impl import evaluate
 
@@ -144,8 +144,8 @@ def _siblings(g: int, count: int) -> list:
 def test_run_batch_gives_each_engine_its_verdicts_alone(sql_engine, engines) -> None:
     """Every engine's batched verdicts equal its verdicts on each case alone,
     and most of them really came from the batched query."""
-    from harness.batch_runner import run_batch
-    from harness.runner import run_case
+    from harness.campaign.batch_runner import run_batch
+    from harness.judge.runner import run_case
 
     run_on = [engines.get("reference"), sql_engine]
     from_batch = total = 0

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness.campaign.loop import CampaignConfig, run_campaign
-from harness.campaign.store import CASES, FINDINGS
-from harness.cli import main
+from harness.cli.main import main
+from harness.results.store import CASES, FINDINGS
 
 ENGINES = "reference,duckdb,datafusion"
 
@@ -114,7 +114,7 @@ def test_jobs_shard_the_indices_and_give_the_same_verdicts(tmp_path):
 
 def test_a_violated_metamorphic_relation_is_a_finding_with_both_queries(tmp_path):
     """SQLite 3.40's sliding aggregates break relations no reference is needed for."""
-    from harness.cases import load_case
+    from harness.cases.case import load_case
 
     out = tmp_path / "c"
     result = run_campaign(CampaignConfig(seed=424242, engines=("sqlite",), out=out, cases=150,
@@ -128,7 +128,7 @@ def test_a_violated_metamorphic_relation_is_a_finding_with_both_queries(tmp_path
 
 
 def test_a_signature_met_again_is_counted_not_saved_again(tmp_path):
-    from harness.campaign.store import CampaignStore
+    from harness.results.store import CampaignStore
 
     store = CampaignStore(tmp_path / "c", {"seed": 1, "engines": ["duckdb"]}, resume=False)
     line = {"key": "k1", "signature": "duckdb | mismatch | rank()", "engine": "duckdb",
@@ -151,6 +151,6 @@ def test_a_signature_met_again_is_counted_not_saved_again(tmp_path):
     ("Binder Error: Referenced column \"nope\" not found", "Binder Error: Referenced column ? not found"),
 ])
 def test_an_error_signature_keeps_what_names_the_problem(message, normalised):
-    from harness.campaign.signature import normalise_error
+    from harness.findings.signature import normalise_error
 
     assert normalise_error(message) == normalised

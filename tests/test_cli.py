@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from harness.cli import main
+from harness.cli.main import main
 
 GOOD_CASE = """\
 description: row_number over a unique key

@@ -13,13 +13,13 @@ import math
 import pyarrow as pa
 import pytest
 
-from harness.compare import Judgement, Verdict, compare, float_tolerance
-from harness.dialects.base import NULLS_LARGEST
-from harness.instrument import instrument, with_rowid
-from harness.model import ColumnDef, TableSchema
-from harness.oracle import Oracle
+from harness.core.dialect import NULLS_LARGEST
+from harness.core.model import ColumnDef, TableSchema
+from harness.core.types import FLOAT64, INT64
+from harness.judge.compare import Judgement, Verdict, compare, float_tolerance
+from harness.judge.instrument import instrument, with_rowid
+from harness.judge.oracle import Oracle
 from harness.sql import parse
-from harness.types import FLOAT64, INT64
 
 
 def _setup(sql: str, columns: dict[str, list], types: dict[str, pa.DataType] | None = None):

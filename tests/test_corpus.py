@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.baseline import derived_entries, load_baseline
-from harness.cases import load_cases
-from harness.compare import CONFORMING
+from harness.baseline.known import derived_entries, load_baseline
+from harness.cases.case import load_cases
 from harness.engines.registry import engine_names
-from harness.runner import run_case
+from harness.judge.compare import CONFORMING
+from harness.judge.runner import run_case
 
 CASES_DIR = Path(__file__).resolve().parent.parent / "cases"
 CASES, ERRORS = load_cases([CASES_DIR])
@@ -45,7 +45,7 @@ def _explanation(result, versions):
 
 
 def _observation(result, versions):
-    from harness.baseline import Observation
+    from harness.baseline.known import Observation
 
     return Observation(result.case, result.engine, result.verdict.value, result.detail,
                        versions[result.engine], BY_ID[result.case])

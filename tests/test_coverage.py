@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.cases import load_cases
-from harness.cli import main
-from harness.coverage import (
+from harness.cases.case import load_cases
+from harness.cases.coverage import (
     BOUND_KINDS,
     FRAME_MODES,
     KEY_FIELDS,
@@ -20,7 +19,8 @@ from harness.coverage import (
     grid,
     summary,
 )
-from harness.functions import FUNCTIONS, FunctionKind
+from harness.cli.main import main
+from harness.core.functions import FUNCTIONS, FunctionKind
 
 CASES_DIR = Path(__file__).resolve().parent.parent / "cases"
 

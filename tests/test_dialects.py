@@ -17,15 +17,12 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
-from harness.dialects.base import Dialect, Feature
-from harness.engines.base import Engine
-from harness.engines.registry import get_dialect
-from harness.errors import EngineError, Unsupported
-from harness.model import Column as Col
-from harness.model import FuncCall as Call
-from harness.model import Literal, Select, SelectItem, SortKey, WindowExpr, WindowSpec
-from harness.sql import parse, write
-from harness.types import (
+from harness.core.dialect import Dialect, Feature
+from harness.core.errors import EngineError, Unsupported
+from harness.core.model import Column as Col
+from harness.core.model import FuncCall as Call
+from harness.core.model import Literal, Select, SelectItem, SortKey, WindowExpr, WindowSpec
+from harness.core.types import (
     BOOL,
     DATE,
     FLOAT32,
@@ -38,6 +35,9 @@ from harness.types import (
     TIMESTAMP,
     decimal,
 )
+from harness.engines.base import Engine
+from harness.engines.registry import get_dialect
+from harness.sql import parse, write
 
 NAN, INF = math.nan, math.inf
 DIALECTS = ["duckdb", "datafusion", "spark", "postgres"]

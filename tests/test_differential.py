@@ -2,7 +2,7 @@
 
 Each seed gives one case (`harness.generate.cases.generate_case`): random
 tables and a window query that do not depend on the engine. The case is
-judged exactly as the corpus is, by `harness.runner.run_case` (the
+judged exactly as the corpus is, by `harness.judge.runner.run_case` (the
 instrumented query, the reference under the engine's semantics profile, the
 tie-aware comparator); a query the engine's dialect cannot write is
 `unsupported` (counted by feature). A verdict that does not pass must be
@@ -40,16 +40,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from harness.cases import Case
-from harness.compare import PASSING, Verdict
-from harness.engines.base import Engine
-from harness.engines.registry import get_dialect
-from harness.errors import Unsupported
-from harness.functions import FUNCTIONS
-from harness.generate.cases import GeneratedCase, generate_case
-from harness.generate.schemas import ID
-from harness.instrument import instrument
-from harness.model import (
+from harness.cases.case import Case
+from harness.core.errors import Unsupported
+from harness.core.functions import FUNCTIONS
+from harness.core.model import (
     BoundKind,
     Column,
     Exclusion,
@@ -65,9 +59,15 @@ from harness.model import (
     walk,
     window_exprs,
 )
-from harness.runner import Result, run_case
+from harness.core.types import TypeKind
+from harness.engines.base import Engine
+from harness.engines.registry import get_dialect
+from harness.generate.cases import GeneratedCase, generate_case
+from harness.generate.schemas import ID
+from harness.judge.compare import PASSING, Verdict
+from harness.judge.instrument import instrument
+from harness.judge.runner import Result, run_case
 from harness.sql import write
-from harness.types import TypeKind
 
 QUERIES = int(os.environ.get("WH_DIFF_QUERIES", "200"))
 CAMPAIGN_SEED = os.environ.get("WH_DIFF_SEED", "0")

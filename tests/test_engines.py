@@ -15,10 +15,10 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
+from harness.core.errors import EngineCrash, EngineError, EngineUnavailable, InvalidInput
+from harness.core.types import from_arrow
 from harness.engines.base import Engine
 from harness.engines.registry import engine_names, get_dialect, get_engine
-from harness.errors import EngineCrash, EngineError, EngineUnavailable, InvalidInput
-from harness.types import from_arrow
 
 NAN, INF = math.nan, math.inf
 
@@ -217,7 +217,7 @@ def test_a_missing_library_makes_the_engine_unavailable(monkeypatch, name: str) 
 
 
 def test_spark_without_java_is_unavailable(monkeypatch) -> None:
-    from harness.engines import spark
+    from harness.engines.spark.adapter import adapter as spark
 
     monkeypatch.setattr(spark.shutil, "which", lambda program: None)
     monkeypatch.delenv("JAVA_HOME", raising=False)
@@ -226,7 +226,7 @@ def test_spark_without_java_is_unavailable(monkeypatch) -> None:
 
 
 def test_importing_the_harness_does_not_import_pyspark() -> None:
-    code = ("import sys, harness, harness.engines.registry, harness.dialects.spark; "
+    code = ("import sys, harness, harness.engines.registry, harness.engines.spark.dialect; "
             "from harness.engines.registry import get_dialect; get_dialect('spark'); "
             "sys.exit('pyspark' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0

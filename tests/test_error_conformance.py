@@ -12,19 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from harness.cases import load_case, load_cases
-from harness.compare import PASSING, Verdict
-from harness.conformance import INVALID_KINDS, KINDS_BY_NAME, invalid_kind
-from harness.dialects.base import Feature
+from harness.cases.axes import invalid_rows
+from harness.cases.case import load_case, load_cases
+from harness.core.conformance import INVALID_KINDS, KINDS_BY_NAME, invalid_kind
+from harness.core.dialect import Feature
+from harness.core.errors import EvaluationError
 from harness.engines.registry import get_dialect
-from harness.errors import EvaluationError
 from harness.generate.cases import generate_case, generate_sibling
 from harness.generate.invalid import BREAKERS, INVALID_SHARE, invalid_kind_of
-from harness.instrument import instrument, with_rowid
-from harness.oracle import Oracle
-from harness.report.axes import invalid_rows
+from harness.judge.compare import PASSING, Verdict
+from harness.judge.instrument import instrument, with_rowid
+from harness.judge.oracle import Oracle
+from harness.judge.runner import run_cases
 from harness.report.load import attribute
-from harness.runner import run_cases
 from harness.sql import parse
 
 CASES = Path(__file__).resolve().parent.parent / "cases"
@@ -169,7 +169,7 @@ def test_a_refused_feature_is_written_not_declared_unsupported() -> None:
 
 def test_the_matrix_rows_come_from_the_reference_reason() -> None:
     case = load_case(CASES / "errors" / "ntile_negative.yaml")
-    from harness.report.axes import case_rows
+    from harness.cases.axes import case_rows
 
     rows = case_rows(case)
     detail = "the argument of ntile() must be greater than zero, got -1"

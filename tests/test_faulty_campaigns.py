@@ -16,12 +16,12 @@ from random import Random
 import pytest
 
 from harness.campaign.loop import CampaignConfig, regenerate, run_campaign
-from harness.campaign.majority import ENGINE_VS_ALL
-from harness.campaign.store import CASES as CASES_FILE
-from harness.cases import load_case
-from harness.compare import Verdict
+from harness.cases.case import load_case
 from harness.engines.registry import get_engine
-from harness.runner import run_case
+from harness.findings.majority import ENGINE_VS_ALL
+from harness.judge.compare import Verdict
+from harness.judge.runner import run_case
+from harness.results.store import CASES as CASES_FILE
 
 FAULTS = ["range-offset", "desc-nulls", "exclude-ties", "tie-value", "ntile", "ignore-nulls",
           "float-sum-6"]

@@ -15,17 +15,17 @@ from random import Random
 import pyarrow as pa
 import pytest
 
-from harness.cases import Case
-from harness.compare import Verdict
-from harness.dialects.duckdb import DUCKDB
+from harness.cases.case import Case
+from harness.core.errors import InvalidInput
+from harness.core.model import ColumnDef, TableSchema
+from harness.core.types import from_arrow
 from harness.engines.base import Engine
+from harness.engines.duckdb.dialect import DUCKDB
 from harness.engines.faulty import FAULTY
 from harness.engines.registry import engine_names, get_dialect, get_engine
-from harness.errors import InvalidInput
-from harness.model import ColumnDef, TableSchema
-from harness.runner import Result, run_case
+from harness.judge.compare import Verdict
+from harness.judge.runner import Result, run_case
 from harness.sql import parse
-from harness.types import from_arrow
 
 CONTROL = "duckdb~peer-shuffle"
 FLAKY = "duckdb~flaky"  # wrong on every other query: tests/test_nondeterminism.py

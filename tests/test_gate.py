@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.baseline import DEFAULT_PATH
-from harness.cli import main
+from harness.baseline.known import DEFAULT_PATH
+from harness.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECIAL = str(ROOT / "cases" / "special_floats")

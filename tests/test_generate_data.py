@@ -20,23 +20,10 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
-from harness.casefile import save_case
-from harness.cases import Case, load_case
-from harness.errors import Unsupported
-from harness.generate.data import (
-    MAX_ROWS,
-    DataKnobs,
-    data_knobs,
-    random_knobs,
-    random_table,
-    random_value,
-    tables,
-    tie_heavy_knobs,
-    values,
-)
-from harness.generate.names import AWKWARD_NAMES, clashes, fold
-from harness.generate.schemas import COLUMN_TYPES, ID, random_schema, schemas, value_columns
-from harness.model import (
+from harness.cases.case import Case, load_case
+from harness.cases.casefile import save_case
+from harness.core.errors import Unsupported
+from harness.core.model import (
     Column,
     ColumnDef,
     FuncCall,
@@ -51,8 +38,21 @@ from harness.model import (
     WindowExpr,
     WindowSpec,
 )
+from harness.core.types import SqlType, TypeKind, to_arrow
+from harness.generate.data import (
+    MAX_ROWS,
+    DataKnobs,
+    data_knobs,
+    random_knobs,
+    random_table,
+    random_value,
+    tables,
+    tie_heavy_knobs,
+    values,
+)
+from harness.generate.names import AWKWARD_NAMES, clashes, fold
+from harness.generate.schemas import COLUMN_TYPES, ID, random_schema, schemas, value_columns
 from harness.sql import parse, write
-from harness.types import SqlType, TypeKind, to_arrow
 
 TYPES = sorted({t for t, _, _ in COLUMN_TYPES}, key=str)
 # Every knob on at once: each value generator takes all of its branches.

@@ -19,15 +19,10 @@ from functools import cache
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from harness.coverage import coverage, expression_keys, summary
-from harness.errors import EvaluationError, InvalidInput, ReferenceGap
-from harness.functions import FUNCTIONS, FunctionKind
-from harness.generate.calls import ARGUMENTS, UNDRAWN
-from harness.generate.cases import GeneratedCase, drawn_cases, generate_case, generated_cases
-from harness.generate.swarm import Swarm
-from harness.generate.windows import CANDIDATES
-from harness.instrument import instrument, with_rowid
-from harness.model import (
+from harness.cases.coverage import coverage, expression_keys, summary
+from harness.core.errors import EvaluationError, InvalidInput, ReferenceGap
+from harness.core.functions import FUNCTIONS, FunctionKind
+from harness.core.model import (
     BoundKind,
     Column,
     Exclusion,
@@ -45,10 +40,15 @@ from harness.model import (
     walk,
     window_exprs,
 )
-from harness.oracle import Oracle
+from harness.core.types import SqlType, TypeKind
+from harness.generate.calls import ARGUMENTS, UNDRAWN
+from harness.generate.cases import GeneratedCase, drawn_cases, generate_case, generated_cases
+from harness.generate.swarm import Swarm
+from harness.generate.windows import CANDIDATES
+from harness.judge.instrument import instrument, with_rowid
+from harness.judge.oracle import Oracle
 from harness.sql import parse
 from harness.sql.frames import offset_value, starts_after_end
-from harness.types import SqlType, TypeKind
 
 SEEDS = 3000
 
@@ -347,9 +347,9 @@ def test_every_aggregate_with_a_rounded_double_result_is_inexact() -> None:
     # engine's own rounding breaks (DuckDB's covar_pop 50.83950617283951 against
     # the exact 50.839506172839506 read as a missing row): the generator must
     # not order by it. Exact results (count, min over integers, ...) stay exact.
-    from harness import types as T
+    from harness.core import types as T
+    from harness.core.model import Column, FuncCall
     from harness.generate.context import Scope, is_exact
-    from harness.model import Column, FuncCall
 
     scope = Scope((), (), ())
     for spec in FUNCTIONS.values():

@@ -19,14 +19,14 @@ from __future__ import annotations
 import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 
-from harness.errors import HarnessError, InvalidQuery, ReferenceGap
+from harness.core.errors import HarnessError, InvalidQuery, ReferenceGap
+from harness.core.model import Column, ColumnDef, Query, TableRef, TableSchema, walk
+from harness.core.types import INT64
 from harness.generate.cases import drawn_cases, generated_cases
 from harness.generate.model_strategies import model_queries
-from harness.instrument import instrument, with_rowid
-from harness.model import Column, ColumnDef, Query, TableRef, TableSchema, walk
-from harness.oracle import Oracle
+from harness.judge.instrument import instrument, with_rowid
+from harness.judge.oracle import Oracle
 from harness.sql import parse, write
-from harness.types import INT64
 
 PROPERTY = settings(max_examples=150, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

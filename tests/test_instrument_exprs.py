@@ -7,14 +7,14 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from harness.batching import NotBatchable, batch_query
-from harness.compare import Judgement, Verdict, compare
-from harness.dialects.base import NULLS_LARGEST
-from harness.instrument import instrument, with_rowid
-from harness.model import AllColumns, ColumnDef, TableSchema
-from harness.oracle import Oracle
+from harness.campaign.batching import NotBatchable, batch_query
+from harness.core.dialect import NULLS_LARGEST
+from harness.core.model import AllColumns, ColumnDef, TableSchema
+from harness.core.types import INT64
+from harness.judge.compare import Judgement, Verdict, compare
+from harness.judge.instrument import instrument, with_rowid
+from harness.judge.oracle import Oracle
 from harness.sql import parse, write
-from harness.types import INT64
 
 
 def _setup(sql: str, columns: dict[str, list]):
@@ -83,7 +83,7 @@ def test_batching_keeps_qualify_per_case_and_group_by_all():
 
 
 def test_batched_equals_unbatched_for_qualify_and_all_keys():
-    from harness.batching import make_batch
+    from harness.campaign.batching import make_batch
     from reference_impl import evaluate
 
     per_case = [{"t": pa.table({"id": [1, 2, 3, 4], "k": [1, 1, 2, None], "v": [3, 1, 2, 2]})},

@@ -9,8 +9,8 @@ import threading
 import pyarrow as pa
 import pytest
 
-from harness.campaign.isolation import IsolatedEngine
-from harness.errors import EngineCrash, EngineError, EngineTimeout, InvalidInput
+from harness.core.errors import EngineCrash, EngineError, EngineTimeout, InvalidInput
+from harness.engines.isolation import IsolatedEngine
 
 TABLES = {"t": pa.table({"id": pa.array([1, 2, 3], pa.int64())})}
 SLOW = "SELECT count(*) FROM range(100000000000) a"  # minutes of work for DuckDB

@@ -1,4 +1,4 @@
-"""Metamorphic relations (`harness.campaign.metamorphic`): they hold on every
+"""Metamorphic relations (`harness.judge.metamorphic`): they hold on every
 engine over random tables, they catch planted faults, and they catch the
 verified engine bugs recorded below.
 
@@ -27,25 +27,8 @@ from random import Random
 import pyarrow as pa
 import pytest
 
-from harness.campaign.metamorphic import (
-    RELATIONS,
-    Check,
-    Difference,
-    FloatScale,
-    MetamorphicOutcome,
-    Status,
-    check,
-    check_all,
-    compare,
-    deterministic,
-    integer,
-    relation,
-)
-from harness.cases import Case
-from harness.engines.duckdb import DuckDBEngine
-from harness.generate.data import random_knobs, random_table
-from harness.generate.schemas import random_schema
-from harness.model import (
+from harness.cases.case import Case
+from harness.core.model import (
     CURRENT_ROW,
     BoundKind,
     Column,
@@ -61,8 +44,25 @@ from harness.model import (
     preceding,
     walk,
 )
+from harness.core.types import TypeKind, parse_type_name
+from harness.engines.duckdb.adapter import DuckDBEngine
+from harness.generate.data import random_knobs, random_table
+from harness.generate.schemas import random_schema
+from harness.judge.metamorphic import (
+    RELATIONS,
+    Check,
+    Difference,
+    FloatScale,
+    MetamorphicOutcome,
+    Status,
+    check,
+    check_all,
+    compare,
+    deterministic,
+    integer,
+    relation,
+)
 from harness.sql import parse
-from harness.types import TypeKind, parse_type_name
 
 TABLES = int(os.environ.get("WH_MR_TABLES", "30"))
 ENGINES = ["reference", "duckdb", "datafusion", "sqlite"]

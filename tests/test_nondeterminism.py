@@ -11,13 +11,13 @@ import pyarrow as pa
 import yaml
 
 from harness.campaign.loop import CampaignConfig, run_campaign
-from harness.cases import Case
-from harness.compare import Verdict
+from harness.cases.case import Case
+from harness.core.model import ColumnDef, TableSchema
+from harness.core.types import INT64
 from harness.engines.registry import get_engine
-from harness.model import ColumnDef, TableSchema
-from harness.runner import rerun, run_case
+from harness.judge.compare import Verdict
+from harness.judge.runner import rerun, run_case
 from harness.sql import parse
-from harness.types import INT64
 
 SQL = "SELECT id, row_number() OVER (PARTITION BY p ORDER BY id ASC NULLS LAST) AS rn FROM t ORDER BY id"
 NEUTRAL = Case(

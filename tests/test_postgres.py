@@ -22,15 +22,21 @@ import pyarrow as pa
 import pytest
 from test_dialects import TABLES
 
-from harness.cli import default_engines, engine_options, main
-from harness.dialects.base import KEYWORDS
-from harness.dialects.postgres import POSTGRES
+from harness.cli.main import default_engines, engine_options, main
+from harness.core.dialect import KEYWORDS
+from harness.core.errors import (
+    EngineCrash,
+    EngineError,
+    EngineTimeout,
+    EngineUnavailable,
+    Unsupported,
+)
+from harness.core.model import Literal, Select, SelectItem
+from harness.core.types import FLOAT32, FLOAT64, SqlType, to_arrow
 from harness.engines.base import Engine
-from harness.engines.postgres import ENV_DSN, NO_SERVER, PostgresEngine
-from harness.errors import EngineCrash, EngineError, EngineTimeout, EngineUnavailable, Unsupported
-from harness.model import Literal, Select, SelectItem
+from harness.engines.postgres.adapter import ENV_DSN, NO_SERVER, PostgresEngine
+from harness.engines.postgres.dialect import POSTGRES
 from harness.sql import parse, write
-from harness.types import FLOAT32, FLOAT64, SqlType, to_arrow
 from reference_impl import evaluate
 
 pytestmark = pytest.mark.postgres
@@ -361,7 +367,7 @@ def test_a_local_engine_starts_and_removes_its_own_server(postgres_dsn: str) -> 
 
 
 def test_an_isolated_worker_gets_the_server_from_its_options(postgres_dsn: str) -> None:
-    from harness.campaign.isolation import IsolatedEngine
+    from harness.engines.isolation import IsolatedEngine
 
     engine = IsolatedEngine("postgres", timeout=60, dsn=postgres_dsn)
     try:

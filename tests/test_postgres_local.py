@@ -1,4 +1,4 @@
-"""The throwaway PostgreSQL server (harness/engines/postgres_local.py): it starts
+"""The throwaway PostgreSQL server (harness/engines/postgres/local.py): it starts
 a real cluster on a loopback port, answers, and leaves nothing behind."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import socket
 
 import pytest
 
-from harness.engines import postgres_local
-from harness.engines.postgres_local import LocalPostgres, server_bin
-from harness.errors import EngineUnavailable
+from harness.core.errors import EngineUnavailable
+from harness.engines.postgres.adapter import local as postgres_local
+from harness.engines.postgres.local import LocalPostgres, server_bin
 
 
 @pytest.fixture

@@ -14,11 +14,13 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from harness.campaign.isolation import IsolatedEngine
-from harness.cases import Case, load_cases
-from harness.compare import Verdict
+from harness.cases.case import Case, load_cases
+from harness.core.errors import EngineUnavailable, InvalidInput
+from harness.core.model import ColumnDef, TableSchema
+from harness.core.types import from_arrow
 from harness.engines.base import Engine
 from harness.engines.faulty import FAULTY
+from harness.engines.isolation import IsolatedEngine
 from harness.engines.profiles import PROFILES
 from harness.engines.registry import (
     canonical_name,
@@ -30,13 +32,11 @@ from harness.engines.registry import (
     profile_names,
     tolerated_errors,
 )
-from harness.errors import EngineUnavailable, InvalidInput
-from harness.instrument import instrument
-from harness.model import ColumnDef, TableSchema
-from harness.profile_compare import Kind, column_scales, profile_disagreements
-from harness.runner import PreparedCase, Result, run_case
+from harness.judge.compare import Verdict
+from harness.judge.instrument import instrument
+from harness.judge.profile_compare import Kind, column_scales, profile_disagreements
+from harness.judge.runner import PreparedCase, Result, run_case
 from harness.sql import parse
-from harness.types import from_arrow
 
 CASES, _ = load_cases([Path(__file__).resolve().parent.parent / "cases"])
 BY_ID = {c.id: c for c in CASES}

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.core.errors import HarnessError
 from harness.engines.registry import get_engine
-from harness.errors import HarnessError
-from harness.runner import run_case
+from harness.judge.runner import run_case
 from harness.sql import parse
 
 _BENCH = Path(__file__).resolve().parent.parent / "bench" / "realistic_sql.py"

@@ -1,4 +1,4 @@
-"""The reducer (harness/campaign/reduce.py): small results that still fail.
+"""The reducer (harness/findings/reduce.py): small results that still fail.
 
 Predicates are built on the reference alone, or on real DuckDB with a
 planted bug (an adapter that bumps large integers in its answers), judged by
@@ -14,11 +14,9 @@ from random import Random
 import pyarrow as pa
 import pytest
 
-from harness.campaign.reduce import Reduction, shrink
-from harness.cases import Case, Expected
-from harness.compare import Verdict
-from harness.errors import EngineUnavailable, HarnessError
-from harness.model import (
+from harness.cases.case import Case, Expected
+from harness.core.errors import EngineUnavailable, HarnessError
+from harness.core.model import (
     Column,
     ColumnDef,
     Frame,
@@ -29,9 +27,11 @@ from harness.model import (
     WindowExpr,
     walk,
 )
-from harness.runner import run_case
+from harness.core.types import from_arrow, to_arrow
+from harness.findings.reduce import Reduction, shrink
+from harness.judge.compare import Verdict
+from harness.judge.runner import run_case
 from harness.sql import parse, write
-from harness.types import from_arrow, to_arrow
 from reference_impl import evaluate
 
 # -- helpers ---------------------------------------------------------------------------
@@ -268,7 +268,7 @@ def planted_duckdb():
     sum of BIGINT is a HUGEINT, a decimal in Arrow) reaches BUG_AT:
     a stand-in for an engine bug that only some data triggers."""
     try:
-        from harness.engines.duckdb import DuckDBEngine
+        from harness.engines.duckdb.adapter import DuckDBEngine
     except EngineUnavailable as e:  # pragma: no cover
         pytest.skip(str(e))
 

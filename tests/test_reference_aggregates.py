@@ -10,8 +10,8 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
-from harness.errors import EvaluationError
-from harness.model import BinaryOp, BinaryOperator, Star
+from harness.core.errors import EvaluationError
+from harness.core.model import BinaryOp, BinaryOperator, Star
 from reference_impl.testing import (
     asc,
     bound,
@@ -160,7 +160,7 @@ def test_magnitudes_of_float_aggregates():
 
 
 def test_magnitudes_follow_rows_through_a_subquery_and_order_by():
-    from harness.model import SubqueryRef
+    from harness.core.model import SubqueryRef
 
     data = table(id=("bigint", [1, 2]), v=("double", [3.0, -1.0]))
     inner = select(col("id"), (over(call("sum", col("v")), order=[asc(col("id"))]), "s"))

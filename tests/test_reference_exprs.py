@@ -9,9 +9,9 @@ import datetime as dt
 
 import pytest
 
-from harness import types as T
-from harness.errors import EvaluationError, ReferenceGap
-from harness.model import Interval, IntervalUnit
+from harness.core import types as T
+from harness.core.errors import EvaluationError, ReferenceGap
+from harness.core.model import Interval, IntervalUnit
 from harness.sql import parse
 from reference_impl.testing import run, table
 

@@ -13,8 +13,8 @@ from decimal import Decimal
 
 import pytest
 
-from harness.errors import EvaluationError
-from harness.model import Star
+from harness.core.errors import EvaluationError
+from harness.core.model import Star
 from reference_impl.testing import (
     asc,
     bound,

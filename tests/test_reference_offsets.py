@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.errors import EvaluationError
+from harness.core.errors import EvaluationError
 from reference_impl.testing import asc, bound, call, col, frame, lit, over, table, window_values
 
 T = table(id=("bigint", [1, 2, 3, 4, 5]), v=("integer", [10, None, 30, None, 50]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.errors import InvalidInput
+from harness.core.errors import InvalidInput
 from reference_impl.testing import (
     asc,
     bound,

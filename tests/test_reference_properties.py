@@ -12,7 +12,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.model import SortKey
+from harness.core.model import SortKey
 from reference_impl.testing import (
     asc,
     bound,

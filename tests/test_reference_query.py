@@ -10,9 +10,9 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
-from harness import types as T
-from harness.errors import EvaluationError, InvalidQuery, ReferenceGap
-from harness.model import (
+from harness.core import types as T
+from harness.core.errors import EvaluationError, InvalidQuery, ReferenceGap
+from harness.core.model import (
     BinaryOp,
     BinaryOperator,
     Case,
@@ -233,7 +233,7 @@ def test_window_functions_are_not_allowed_in_where_or_nested():
 
 
 def test_named_windows_and_refinement():
-    from harness.model import NamedWindow, WindowExpr, WindowSpec
+    from harness.core.model import NamedWindow, WindowExpr, WindowSpec
 
     named = (NamedWindow("w", WindowSpec(partition_by=(col("s"),))),)
     refined = WindowExpr(call("row_number"), WindowSpec(base="w", order_by=(desc(col("id")),)))

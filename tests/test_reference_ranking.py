@@ -12,8 +12,8 @@ import math
 
 import pytest
 
-from harness.dialects.base import NULLS_SMALLEST
-from harness.errors import EvaluationError
+from harness.core.dialect import NULLS_SMALLEST
+from harness.core.errors import EvaluationError
 from reference_impl import SemanticsProfile
 from reference_impl.testing import asc, call, col, desc, lit, over, table, window_values
 

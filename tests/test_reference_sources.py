@@ -9,10 +9,9 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
-from harness import types as T
-from harness.errors import EvaluationError, InvalidQuery, ReferenceGap
-from harness.instrument import instrument
-from harness.model import (
+from harness.core import types as T
+from harness.core.errors import EvaluationError, InvalidQuery, ReferenceGap
+from harness.core.model import (
     Column,
     ColumnDef,
     Literal,
@@ -23,6 +22,7 @@ from harness.model import (
     TableSchema,
     Values,
 )
+from harness.judge.instrument import instrument
 from harness.sql import parse
 from reference_impl.testing import run, table
 

@@ -29,13 +29,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness import types as T
-from harness.dialects.duckdb import DUCKDB
-from harness.dialects.spark import SPARK
-from harness.errors import EvaluationError, HarnessError
-from harness.generate.cases import Limits, generate_case
-from harness.instrument import instrument, with_rowid
-from harness.model import (
+from harness.core import types as T
+from harness.core.errors import EvaluationError, HarnessError
+from harness.core.model import (
     SUBQUERY_EXPRS,
     Bound,
     BoundKind,
@@ -53,7 +49,11 @@ from harness.model import (
     With,
     walk,
 )
-from harness.semantics import STANDARD
+from harness.core.semantics import STANDARD
+from harness.engines.duckdb.dialect import DUCKDB
+from harness.engines.spark.dialect import SPARK
+from harness.generate.cases import Limits, generate_case
+from harness.judge.instrument import instrument, with_rowid
 from reference_impl import (
     aggregates,
     frames,

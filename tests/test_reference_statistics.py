@@ -11,8 +11,8 @@ from fractions import Fraction
 
 import pytest
 
-from harness.errors import EvaluationError, InvalidQuery, ReferenceGap
-from harness.model import FuncCall, SortKey
+from harness.core.errors import EvaluationError, InvalidQuery, ReferenceGap
+from harness.core.model import FuncCall, SortKey
 from harness.sql import parse, write
 from reference_impl.statistics import percentile_cont, percentile_disc
 from reference_impl.testing import call, col, lit, over, table, window_values

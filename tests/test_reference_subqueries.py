@@ -7,15 +7,15 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from harness.batching import NotBatchable, batch_query
-from harness.compare import Judgement, Verdict, compare
-from harness.dialects.base import NULLS_LARGEST
-from harness.errors import EvaluationError, InvalidQuery
-from harness.instrument import instrument, with_rowid
-from harness.model import ColumnDef, TableSchema
-from harness.oracle import Oracle
+from harness.campaign.batching import NotBatchable, batch_query
+from harness.core.dialect import NULLS_LARGEST
+from harness.core.errors import EvaluationError, InvalidQuery
+from harness.core.model import ColumnDef, TableSchema
+from harness.core.types import INT64
+from harness.judge.compare import Judgement, Verdict, compare
+from harness.judge.instrument import instrument, with_rowid
+from harness.judge.oracle import Oracle
 from harness.sql import parse
-from harness.types import INT64
 from reference_impl import evaluate
 from reference_impl import subqueries as subqueries_module
 

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness import types as T
-from harness.errors import EvaluationError
+from harness.core import types as T
+from harness.core.errors import EvaluationError
 from reference_impl.numeric import (
     exact_sum,
     float_sum,

@@ -22,11 +22,9 @@ import pyarrow as pa
 import pytest
 
 from harness.campaign.loop import CampaignConfig, make_engines
-from harness.cases import load_cases
-from harness.cli import main
-from harness.engines.registry import canonical_name, engine_class, get_engine
-from harness.engines.remote import ArrowChannel, RemoteEngine
-from harness.errors import (
+from harness.cases.case import load_cases
+from harness.cli.main import main
+from harness.core.errors import (
     EngineCrash,
     EngineError,
     EngineTimeout,
@@ -34,7 +32,9 @@ from harness.errors import (
     InvalidInput,
     Unsupported,
 )
-from harness.runner import run_case
+from harness.engines.registry import canonical_name, engine_class, get_engine
+from harness.engines.remote import ArrowChannel, RemoteEngine
+from harness.judge.runner import run_case
 
 REPO = Path(__file__).resolve().parent.parent
 CANDIDATE_VENV = REPO / ".venv-candidate"

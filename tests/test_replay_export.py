@@ -1,4 +1,4 @@
-"""`replay` and `export` (harness/campaign/replay.py, harness/campaign/export.py).
+"""`replay` and `export` (harness/findings/replay.py, harness/findings/export.py).
 
 Replay: the verdicts are the comparator's, the output drops the hidden
 columns, and the diff marks what differs from the reference. Export: a file
@@ -20,10 +20,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from harness.campaign.export import FORMATS, add_export_parser, duckdb_cell, plain_decimal, slt_cell
-from harness.campaign.replay import add_replay_parser, show
-from harness.casefile import save_case
-from harness.cases import load_case
+from harness.cases.case import load_case
+from harness.cases.casefile import save_case
+from harness.findings.export import FORMATS, add_export_parser, duckdb_cell, plain_decimal, slt_cell
+from harness.findings.replay import add_replay_parser, show
 
 CASES = Path(__file__).resolve().parent.parent / "cases"
 
@@ -82,7 +82,7 @@ def _sqlite_lag_finding(tmp_path: Path) -> Path:
         expected=None,
         description="lag with a negative offset reads ahead",
     )
-    # The shape harness/campaign/findings.py writes.
+    # The shape harness/findings/finding.py writes.
     sqlite = {"version": "3.x", "verdict": "mismatch", "detail": "column lag_m2: engine None, expected 30",
               "sql": "SELECT ...", "answer": {"columns": ["id", "lag_m2"],
                                               "rows": [[1, None], [2, None], [3, None], [4, None]]}}
@@ -357,7 +357,7 @@ def test_strings_with_spaces_and_empty_strings_survive_both_formats(tmp_path, ca
 
 
 def _varchar():
-    from harness.types import STRING
+    from harness.core.types import STRING
 
     return STRING
 

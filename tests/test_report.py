@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
+from harness.cases.axes import CaseRows, unsupported_rows
+from harness.cli.main import main
 from harness.report.answers import pair_rows
-from harness.report.axes import CaseRows, unsupported_rows
 from harness.report.load import attribute, throughput
 from harness.report.markup import Markup, h
 

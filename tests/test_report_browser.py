@@ -13,7 +13,7 @@ import pytest
 from browser import find_chromium, render
 from test_report import HOSTILE_CASE, ROOT, SCRIPT
 
-from harness.cli import main
+from harness.cli.main import main
 
 SCREENSHOT = ROOT / "reports" / "report-screenshot.png"
 

@@ -9,9 +9,8 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
-from harness.engines.registry import engine_names, get_dialect
-from harness.errors import EvaluationError, ReferenceGap
-from harness.semantics import (
+from harness.core.errors import EvaluationError, ReferenceGap
+from harness.core.semantics import (
     NULLS_SMALLEST,
     STANDARD,
     AvgType,
@@ -23,6 +22,7 @@ from harness.semantics import (
     StringAggArgument,
     VarianceType,
 )
+from harness.engines.registry import engine_names, get_dialect
 from harness.sql import parse
 from reference_impl import evaluate
 
@@ -241,7 +241,7 @@ def test_string_agg_over_a_non_string():
 
 
 def test_each_lenient_knob_counts_only_for_queries_it_can_change():
-    from harness.runner import _touched_knobs
+    from harness.judge.runner import _touched_knobs
 
     def touched(sql: str) -> frozenset[str]:
         return _touched_knobs(parse(sql)) & {"nth_value_below_one", "date_from_string",
@@ -255,7 +255,7 @@ def test_each_lenient_knob_counts_only_for_queries_it_can_change():
 
 
 def test_the_refusals_the_lenient_knobs_answer_have_their_matrix_rows():
-    from harness.conformance import invalid_kind
+    from harness.core.conformance import invalid_kind
 
     for reason, kind in (("cannot compare DATE with VARCHAR", "datetime-vs-string"),
                          ("invalid date '2024-01-02 junk' (nor a timestamp)", "invalid-date-string"),

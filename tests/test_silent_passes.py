@@ -12,14 +12,11 @@ from dataclasses import replace
 import pyarrow as pa
 import pytest
 
-from harness.cases import Case
-from harness.compare import UNCHECKED_ORDER, Judgement, Verdict, compare
-from harness.conformance import KINDS_BY_NAME, invalid_kind
-from harness.dialects.base import NULLS_LARGEST
-from harness.engines.registry import get_dialect, get_engine
-from harness.errors import EvaluationError, InvalidQuery, ReferenceGap, Unsupported
-from harness.instrument import instrument, with_rowid
-from harness.model import (
+from harness.cases.case import Case
+from harness.core.conformance import KINDS_BY_NAME, invalid_kind
+from harness.core.dialect import NULLS_LARGEST
+from harness.core.errors import EvaluationError, InvalidQuery, ReferenceGap, Unsupported
+from harness.core.model import (
     AllColumns,
     Column,
     ColumnDef,
@@ -39,10 +36,13 @@ from harness.model import (
     With,
     walk,
 )
-from harness.oracle import Oracle
-from harness.runner import run_case
+from harness.core.types import INT32, INT64, INT128, from_arrow
+from harness.engines.registry import get_dialect, get_engine
+from harness.judge.compare import UNCHECKED_ORDER, Judgement, Verdict, compare
+from harness.judge.instrument import instrument, with_rowid
+from harness.judge.oracle import Oracle
+from harness.judge.runner import run_case
 from harness.sql import parse, write
-from harness.types import INT32, INT64, INT128, from_arrow
 
 T = pa.table({"id": pa.array([1, 2, 3, 4, 5], pa.int64()), "x": pa.array([5, 3, 4, 1, 2], pa.int64())})
 U = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "y": pa.array([7, 8, 9], pa.int64())})
@@ -341,8 +341,8 @@ def test_postgres_refuses_what_the_reference_refuses(engines, sql, refused):
 
 
 def test_a_case_with_fewer_columns_than_an_uninstrumented_answer_fails():
-    from harness.cases import Expected
-    from harness.compare import compare_expected
+    from harness.cases.case import Expected
+    from harness.judge.compare import compare_expected
 
     plan, oracle = _setup("SELECT id FROM t UNION ALL SELECT x FROM t ORDER BY 1")
     assert plan.visible == -1

@@ -69,7 +69,7 @@ def test_spark_remote_must_be_a_connect_url(tmp_path) -> None:
 
 def test_on_spark_through_spark_connect(tmp_path, monkeypatch) -> None:
     """The job and Spark-under-test on a Spark Connect server (a local one here)."""
-    from harness.engines.spark_connect import LocalConnectServer
+    from harness.engines.spark.connect import LocalConnectServer
 
     monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)  # the server's Python workers import the harness
     # Seed 2's one shape is a query Spark runs (a match is asserted below).

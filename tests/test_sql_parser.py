@@ -8,9 +8,9 @@ from decimal import Decimal
 
 import pytest
 
-from harness import types as T
-from harness.errors import InvalidQuery
-from harness.model import (
+from harness.core import types as T
+from harness.core.errors import InvalidQuery
+from harness.core.model import (
     CURRENT_ROW,
     UNBOUNDED_PRECEDING,
     BinaryOp,
@@ -395,7 +395,7 @@ def test_non_reserved_words_are_names():
 
 def test_reserved_words_are_all_quoted_by_the_writer():
     # Otherwise a name the writer leaves bare would read back as a keyword.
-    from harness.dialects.canonical import CANONICAL
+    from harness.sql.canonical import CANONICAL
     from harness.sql.lexer import RESERVED
 
     assert all(CANONICAL.needs_quotes(word) for word in RESERVED)
@@ -479,7 +479,7 @@ def test_qualify_after_window_before_order_by():
 
 
 def test_group_by_all_and_order_by_all():
-    from harness.model import AllColumns
+    from harness.core.model import AllColumns
 
     q = parse("SELECT k, count(*) FROM t GROUP BY ALL ORDER BY ALL DESC NULLS FIRST")
     assert q.group_by == (AllColumns(),)

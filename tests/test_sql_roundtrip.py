@@ -16,18 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness import functions
-from harness import types as T
-from harness.dialects.base import Dialect, Feature, IgnoreNullsPlacement
-from harness.errors import InvalidQuery, Unsupported
-from harness.generate.model_strategies import (
-    Scope,
-    Toggle,
-    expressions,
-    frames,
-    model_queries,
-)
-from harness.model import (
+from harness.core import functions
+from harness.core import types as T
+from harness.core.dialect import Dialect, Feature, IgnoreNullsPlacement
+from harness.core.errors import InvalidQuery, Unsupported
+from harness.core.model import (
     CURRENT_ROW,
     SUBQUERY_EXPRS,
     UNBOUNDED_PRECEDING,
@@ -70,6 +63,13 @@ from harness.model import (
     resolve_window,
     walk,
     window_exprs,
+)
+from harness.generate.model_strategies import (
+    Scope,
+    Toggle,
+    expressions,
+    frames,
+    model_queries,
 )
 from harness.sql import parse, parse_expr, write, write_expr
 from harness.sql.correlation import is_aggregated, outer_references, source_names

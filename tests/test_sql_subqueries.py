@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.dialects.base import Feature
-from harness.engines.registry import get_dialect
-from harness.errors import Unsupported
-from harness.model import (
+from harness.core.dialect import Feature
+from harness.core.errors import Unsupported
+from harness.core.model import (
     BinaryOp,
     BinaryOperator,
     Column,
@@ -23,9 +22,10 @@ from harness.model import (
     UnaryOp,
     UnaryOperator,
 )
+from harness.core.types import BOOL, INT32
+from harness.engines.registry import get_dialect
 from harness.sql import parse, parse_expr, write
 from harness.sql.correlation import is_aggregated, is_correlated, outer_references
-from harness.types import BOOL, INT32
 
 ONE = Literal(1, INT32)
 SUB = Select((SelectItem(Column("v")),), TableRef("u"))

@@ -20,12 +20,12 @@ import pyarrow as pa
 import pytest
 from test_dialects import FEATURE_EXAMPLES
 
-from harness.dialects.base import Feature
-from harness.dialects.sqlite import EXTRA_KEYWORDS, MISSING_FUNCTIONS, SQLITE
+from harness.core.dialect import Feature
+from harness.core.errors import EngineError, Unsupported
+from harness.core.functions import FUNCTIONS
 from harness.engines.base import Engine
 from harness.engines.registry import get_dialect
-from harness.errors import EngineError, Unsupported
-from harness.functions import FUNCTIONS
+from harness.engines.sqlite.dialect import EXTRA_KEYWORDS, MISSING_FUNCTIONS, SQLITE
 from harness.sql import parse, write
 
 TABLE = pa.table({

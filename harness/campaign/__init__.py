@@ -1,1 +1,3 @@
-"""Fuzzing campaigns: the loop, engine isolation, findings, reduction, replay and export."""
+"""Fuzzing campaigns: the loop, batching siblings into one query, steering
+towards uncovered cells, and the campaign as a Spark job.
+"""

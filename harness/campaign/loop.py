@@ -9,7 +9,7 @@ So any case reproduces from its seed, its group's first seed (`shape`) and
 the steering choices (`picks`), all stored per case. Each group:
 
 1. is generated;
-2. runs batched (`harness.batch_runner`: one query per engine for the whole
+2. runs batched (`harness.campaign.batch_runner`: one query per engine for the whole
    group), except a seeded share of its cases (`unbatched_share`), which run
    alone as a check on batching itself (it changes the plan). Every engine
    runs in its own worker process: a crash or a hang is a verdict, and the
@@ -37,15 +37,15 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from random import Random
 
-from harness.batch_runner import CaseRun, run_batch
-from harness.batching import NotBatchable
-from harness.campaign.findings import FINDING_VERDICTS, FindingMaker, findings_of
+from harness.campaign.batch_runner import CaseRun, run_batch
+from harness.campaign.batching import NotBatchable
 from harness.campaign.steer import CoverageSteer, case_cells, data_shapes
-from harness.campaign.store import CampaignStore, Progress
-from harness.compare import Verdict
 from harness.engines.base import Engine
+from harness.findings.finding import FINDING_VERDICTS, FindingMaker, findings_of
 from harness.generate.cases import GeneratedCase
-from harness.runner import Result, rerun, run_case
+from harness.judge.compare import Verdict
+from harness.judge.runner import Result, rerun, run_case
+from harness.results.store import CampaignStore, Progress
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ class CampaignConfig:
 def _redacted(key: str, value: object) -> object:
     if key != "dsn" or not isinstance(value, str):
         return value
-    from harness.engines.postgres import where
+    from harness.engines.postgres.adapter import where
 
     return f"(a DSN for {where(value)})"
 
@@ -267,7 +267,7 @@ class Shard:
         """What the case exercises, for the report's matrix: the query's window
         expressions once per shape (its siblings share them), the query and data
         rows for every case."""
-        from harness.report.axes import case_rows
+        from harness.cases.axes import case_rows
 
         rows = case_rows(case)
         line = {"rows": sorted(rows.case)}
@@ -277,9 +277,9 @@ class Shard:
 
     def _profile_disagreements(self, case, results: list[Result]) -> list:
         """Profiles of one engine that answered differently, where the standard fixes
-        the answer (`harness.profile_compare`), confirmed by running both alone."""
-        from harness.instrument import instrument
-        from harness.profile_compare import profile_disagreements
+        the answer (`harness.judge.profile_compare`), confirmed by running both alone."""
+        from harness.judge.instrument import instrument
+        from harness.judge.profile_compare import profile_disagreements
 
         implementations = {e.name: e.implementation for e in self.engines if not e.is_reference}
         if len(set(implementations.values())) == len(implementations):
@@ -309,10 +309,10 @@ class Shard:
         query over this case's rows alone is a query of its own: run as a plain
         case, its findings are reported like any other. If it does not reproduce
         either, the verdict needed the other cases' rows: a `batched-only` finding."""
-        from harness.batch_runner import batch_of_one
-        from harness.campaign.findings import finding_signature
-        from harness.campaign.signature import Signature
-        from harness.casefile import save_case
+        from harness.campaign.batch_runner import batch_of_one
+        from harness.cases.casefile import save_case
+        from harness.findings.finding import finding_signature
+        from harness.findings.signature import Signature
 
         engine = next(e for e in self.engines if e.name == doubt.engine)
         alone = next(r for r in results if r.engine == doubt.engine)
@@ -357,7 +357,7 @@ class Shard:
             return {}
         if case.error is not None:
             return {}  # relations are between valid queries; this one must be refused
-        from harness.campaign.metamorphic import RELATIONS, Status, check
+        from harness.judge.metamorphic import RELATIONS, Status, check
 
         statuses: dict[str, str] = {}
         for engine in self.engines:
@@ -384,7 +384,7 @@ def harness_error_line(index: int, seed: str, error: Exception) -> dict:
     """A finding against the harness itself: generator, reference or comparator raised."""
     import traceback
 
-    from harness.campaign.signature import Signature, normalise_error
+    from harness.findings.signature import Signature, normalise_error
 
     sig = Signature("harness", "error", (type(error).__name__,), normalise_error(str(error)))
     where = traceback.extract_tb(error.__traceback__)[-1]
@@ -395,7 +395,7 @@ def harness_error_line(index: int, seed: str, error: Exception) -> dict:
 
 
 def make_engines(config: CampaignConfig) -> list[Engine]:
-    from harness.campaign.isolation import IsolatedEngine
+    from harness.engines.isolation import IsolatedEngine
     from harness.engines.registry import engine_class, get_engine
 
     engines: list[Engine] = []
@@ -478,7 +478,7 @@ def _check_engines(config: CampaignConfig) -> None:
 
 def _meta(config: CampaignConfig) -> dict:
     from harness import __version__
-    from harness.rundir import host_info
+    from harness.results.rundir import host_info
 
     return {**config.as_json(), "harness_version": __version__, "host": host_info(),
             "started": time.strftime("%Y-%m-%dT%H:%M:%S")}
@@ -521,7 +521,7 @@ def _shard_main(config: CampaignConfig, job: int, progress: Progress, findings_d
 
 
 def summarize(config: CampaignConfig, progress: Progress, wall: float, new_cases: int) -> dict:
-    from harness.coverage import grid
+    from harness.cases.coverage import grid
 
     defined = {c.key for c in grid() if c.reason is None}
     covered = {tuple(c.split("|")) for c in progress.cells} & defined

@@ -38,7 +38,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from harness.batch_runner import CaseRun
+from harness.campaign.batch_runner import CaseRun
 from harness.campaign.loop import (
     CampaignConfig,
     CampaignResult,
@@ -50,12 +50,12 @@ from harness.campaign.loop import (
     make_engines,
     summarize,
 )
-from harness.campaign.store import CASES, FINDINGS, CampaignStore, Progress
-from harness.compare import PASSING
+from harness.core.errors import InvalidInput
 from harness.engines.base import Engine
-from harness.errors import InvalidInput
 from harness.generate.cases import GeneratedCase, Limits, generate_case, generate_sibling
-from harness.runner import PreparedCase, Result, flag_suspect_reference
+from harness.judge.compare import PASSING
+from harness.judge.runner import PreparedCase, Result, flag_suspect_reference
+from harness.results.store import CASES, FINDINGS, CampaignStore, Progress
 
 SHARD_SCHEMA = "shard long, first long, payload binary"
 VERDICTS_PARQUET, FINDINGS_PARQUET = "verdicts.parquet", "findings.parquet"
@@ -96,8 +96,8 @@ def run_on_spark(config: CampaignConfig, master: str | None = None, remote: str 
     # is installed in); on a cluster, PYSPARK_PYTHON names the nodes' own.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     try:
-        from harness.engines.spark import SQL_CONF, root_session
-        from harness.engines.spark_connect import is_connect_url, open_session
+        from harness.engines.spark.adapter import SQL_CONF, root_session
+        from harness.engines.spark.connect import is_connect_url, open_session
 
         spark = open_session(url, SQL_CONF) if is_connect_url(url) else root_session(url).spark
         groups = _executor_groups(spark, config, store.progress, deadline)

@@ -1,6 +1,6 @@
 """Steer generation towards the least-covered cells of the feature grid.
 
-The campaign keeps the grid's counts (`harness.coverage`: function x frame
+The campaign keeps the grid's counts (`harness.cases.coverage`: function x frame
 mode x bound kinds x exclusion, and RANGE key type x direction x NULLS
 placement), plus the shape of the data under each expression (ties among
 the ORDER BY keys, NULLs in them). For every window expression it
@@ -17,10 +17,10 @@ from collections.abc import Iterable, Sequence
 
 import pyarrow as pa
 
-from harness.cases import Case
-from harness.coverage import expression_keys
-from harness.errors import InvalidQuery
-from harness.model import (
+from harness.cases.case import Case
+from harness.cases.coverage import expression_keys
+from harness.core.errors import InvalidQuery
+from harness.core.model import (
     Column,
     NamedWindow,
     Select,
@@ -63,7 +63,7 @@ class CoverageSteer:
 def case_cells(case: Case) -> list[str]:
     """The grid cells a case covers, as stable strings (stored per case, so a
     resumed campaign rebuilds its counts)."""
-    from harness.coverage import case_keys
+    from harness.cases.coverage import case_keys
 
     return sorted("|".join(k) for k in case_keys(case))
 

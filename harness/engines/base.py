@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 
 import pyarrow as pa
 
-from harness.dialects.base import Dialect
-from harness.model import Query
+from harness.core.dialect import Dialect
+from harness.core.model import Query
 
 
 def reload_tables(loaded: dict[str, pa.Table], tables: Mapping[str, pa.Table],

@@ -20,7 +20,7 @@ A fault is planted in one of three places, each a hook of `AlteredDuckDB`:
 - `alter_answer`: the answer is changed after running. It needs the query,
   which `render` remembers together with the SQL it returned, since the
   runner calls `render` and then `run` with that SQL. Hidden columns of the
-  harness (`__wh_*`, see `harness.instrument`) are never altered.
+  harness (`__wh_*`, see `harness.judge.instrument`) are never altered.
 """
 
 from __future__ import annotations
@@ -34,10 +34,8 @@ from random import Random
 
 import pyarrow as pa
 
-from harness import types as T
-from harness.engines.base import Engine
-from harness.engines.duckdb import DuckDBEngine
-from harness.model import (
+from harness.core import types as T
+from harness.core.model import (
     BinaryOp,
     BinaryOperator,
     Bound,
@@ -62,10 +60,12 @@ from harness.model import (
     resolve_window,
     window_exprs,
 )
+from harness.engines.base import Engine
+from harness.engines.duckdb.adapter import DuckDBEngine
 from harness.sql.literals import fits_integer, natural_decimal_type, natural_integer_type
 from reference_impl.rewrite import map_children, replace_exprs
 
-HIDDEN_PREFIX = "__wh_"  # every hidden column of harness.instrument starts so
+HIDDEN_PREFIX = "__wh_"  # every hidden column of harness.judge.instrument starts so
 PEERS_PREFIX = "__faulty_peers_"  # tie-value's own helper columns, dropped again
 
 

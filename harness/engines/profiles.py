@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.errors import InvalidInput
+from harness.core.errors import InvalidInput
 
 DEFAULT = "default"
 

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 import pyarrow as pa
 
 import harness
-from harness.dialects.canonical import CANONICAL
+from harness.core.model import Query
 from harness.engines.base import Engine
-from harness.model import Query
+from harness.sql.canonical import CANONICAL
 
 
 class ReferenceEngine(Engine):

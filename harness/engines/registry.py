@@ -26,7 +26,8 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
-from harness.dialects.base import Dialect
+from harness.core.dialect import Dialect
+from harness.core.errors import InvalidInput
 from harness.engines.base import Engine
 from harness.engines.profiles import (
     DEFAULT,
@@ -37,15 +38,14 @@ from harness.engines.profiles import (
     profile_options,
     profiles_of,
 )
-from harness.errors import InvalidInput
 
 ENGINES: dict[str, str] = {
     "reference": "harness.engines.reference:ReferenceEngine",
-    "duckdb": "harness.engines.duckdb:DuckDBEngine",
-    "datafusion": "harness.engines.datafusion:DataFusionEngine",
-    "spark": "harness.engines.spark:SparkEngine",
-    "sqlite": "harness.engines.sqlite:SQLiteEngine",
-    "postgres": "harness.engines.postgres:PostgresEngine",
+    "duckdb": "harness.engines.duckdb.adapter:DuckDBEngine",
+    "datafusion": "harness.engines.datafusion.adapter:DataFusionEngine",
+    "spark": "harness.engines.spark.adapter:SparkEngine",
+    "sqlite": "harness.engines.sqlite.adapter:SQLiteEngine",
+    "postgres": "harness.engines.postgres.adapter:PostgresEngine",
 }
 
 

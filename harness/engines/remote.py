@@ -4,7 +4,7 @@
 is a verdict, and the next query restarts it) gates a locally built engine against the released one:
 `--engines duckdb,duckdb@candidate --engine-python duckdb@candidate=VENV/bin/python`
 runs `duckdb` in this process and `duckdb@candidate` with the SAME adapter
-(harness/engines/duckdb.py) in a child of the other interpreter, with the
+(harness/engines/duckdb/adapter.py) in a child of the other interpreter, with the
 duckdb installed there. The child loads this checkout's `harness` and
 `reference_impl` packages by a finder of their own, not through sys.path, so
 neither this environment's site-packages nor a window-harness installed over
@@ -42,6 +42,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from harness.core.errors import EngineCrash, EngineUnavailable, InvalidInput
 from harness.engines.worker import (
     DEFAULT_TIMEOUT,
     Channel,
@@ -49,7 +50,6 @@ from harness.engines.worker import (
     WorkerEngine,
     serve,
 )
-from harness.errors import EngineCrash, EngineUnavailable, InvalidInput
 
 # -- another interpreter ---------------------------------------------------------------
 

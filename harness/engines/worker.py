@@ -9,7 +9,7 @@ tables cross a channel, and
 
 and in both cases the next query starts a fresh worker. Rendering stays in
 the caller's process (it is the dialect's job, and pure). Two kinds share it:
-`harness.campaign.isolation.IsolatedEngine` (a multiprocessing worker of this
+`harness.engines.isolation.IsolatedEngine` (a multiprocessing worker of this
 interpreter, for crash and hang isolation) and
 `harness.engines.remote.RemoteEngine` (an engine run by another Python).
 """
@@ -26,8 +26,7 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
-from harness.engines.base import Engine
-from harness.errors import (
+from harness.core.errors import (
     EngineCrash,
     EngineError,
     EngineTimeout,
@@ -35,6 +34,7 @@ from harness.errors import (
     HarnessError,
     Unsupported,
 )
+from harness.engines.base import Engine
 
 DEFAULT_TIMEOUT = 30.0
 # Starting a worker includes the engine's own start (a SparkSession: ~5 s).

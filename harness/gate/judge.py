@@ -14,12 +14,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.baseline import Baseline, Entry, Observation, engine_parts
-from harness.cases import Case, load_case
-from harness.compare import CONFORMING, Verdict
-from harness.errors import InvalidInput
-from harness.rundir import shown_path
-from harness.runner import Result
+from harness.baseline.known import Baseline, Entry, Observation, engine_parts
+from harness.cases.case import Case, load_case
+from harness.core.errors import InvalidInput
+from harness.judge.compare import CONFORMING, Verdict
+from harness.judge.runner import Result
+from harness.results.rundir import shown_path
 
 # Verdict values that conform: a match, or a refusal of a query invalid by definition.
 CONFORMING_VALUES = frozenset(v.value for v in CONFORMING)

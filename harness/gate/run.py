@@ -20,9 +20,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.baseline import Baseline, Entry, derived_entries, stale
-from harness.cases import Case
-from harness.errors import InvalidInput
+from harness.baseline.known import Baseline, Entry, derived_entries, stale
+from harness.cases.case import Case
+from harness.core.errors import InvalidInput
 from harness.gate.judge import (
     ABDifference,
     Explainer,
@@ -32,7 +32,7 @@ from harness.gate.judge import (
     corpus_items,
     fuzz_items,
 )
-from harness.runner import RunResults, run_cases
+from harness.judge.runner import RunResults, run_cases
 
 MARKER = "gate.json"
 DIFFS_SHOWN = 5  # failures whose diff is computed (each replays its case)
@@ -83,7 +83,7 @@ class GateResult:
 
     def as_json(self) -> dict:
         from harness import __version__
-        from harness.rundir import host_info, shown_path
+        from harness.results.rundir import host_info, shown_path
 
         return {
             "harness_version": __version__,
@@ -122,7 +122,7 @@ def prepare_out(out: Path) -> None:
 
 def run_gate(config: GateConfig, say: Say = lambda text: None, listener=None) -> GateResult:
     from harness.campaign.loop import CampaignConfig, make_engines, run_campaign
-    from harness.rundir import write_run_dir
+    from harness.results.rundir import write_run_dir
 
     t0, started = time.monotonic(), time.time()
     prepare_out(config.out)
@@ -212,7 +212,7 @@ def _add_diffs(items: Sequence[Item], cases: dict[str, Case], engines) -> None:
 
 
 def _add_fuzz_diffs(items: Sequence[Item], engines) -> None:
-    from harness.cases import load_case
+    from harness.cases.case import load_case
 
     for item in [i for i in items if i.file][:DIFFS_SHOWN]:
         try:
@@ -227,8 +227,8 @@ def diff_text(case: Case, engine_name: str, engines) -> str:
     the engine gave no answer or the reference has none)."""
     import io
 
-    from harness.campaign.replay import replay
-    from harness.campaign.replay_text import write_diff
+    from harness.findings.replay import replay
+    from harness.findings.replay_text import write_diff
 
     reference = next((e for e in engines if e.is_reference), None)
     engine = next((e for e in engines if e.name == engine_name), None)

@@ -1,6 +1,6 @@
 """Calls of window functions and aggregates, typed against the scope.
 
-Every function of `harness.functions` that can take OVER has an argument
+Every function of `harness.core.functions` that can take OVER has an argument
 builder in `ARGUMENTS` (checked when this module is imported). A builder
 returns None when the scope has no column of a type the function takes
 (`string_agg` without a string column); the function is then drawn again.
@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness import types as T
-from harness.errors import HarnessError
-from harness.functions import FUNCTIONS, FunctionKind, FunctionSpec
+from harness.core import types as T
+from harness.core.errors import HarnessError
+from harness.core.functions import FUNCTIONS, FunctionKind, FunctionSpec
+from harness.core.model import Expr, FuncCall, Literal, NullsOrder, NullTreatment, SortKey, Star
+from harness.core.types import SqlType, TypeKind
 from harness.generate.context import (
     Context,
     column_of,
@@ -25,8 +27,6 @@ from harness.generate.context import (
 )
 from harness.generate.draws import chance, weighted
 from harness.generate.swarm import Swarm
-from harness.model import Expr, FuncCall, Literal, NullsOrder, NullTreatment, SortKey, Star
-from harness.types import SqlType, TypeKind
 
 WINDOW_FUNCTIONS: tuple[FunctionSpec, ...] = tuple(
     s for s in FUNCTIONS.values() if s.kind is not FunctionKind.SCALAR

@@ -28,8 +28,10 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from harness.cases import Case
-from harness.errors import InvalidInput
+from harness.cases.case import Case
+from harness.core.errors import InvalidInput
+from harness.core.model import Column, Query, TableSchema, walk
+from harness.core.types import TypeKind
 from harness.generate.data import (
     HYPOTHESIS_MAX_ROWS,
     DataKnobs,
@@ -43,9 +45,7 @@ from harness.generate.queries import GeneratedQuery, random_query
 from harness.generate.schemas import ID, random_schema
 from harness.generate.swarm import Swarm
 from harness.generate.windows import Chooser, Steer
-from harness.model import Column, Query, TableSchema, walk
 from harness.sql.writer import write
-from harness.types import TypeKind
 
 if TYPE_CHECKING:  # Hypothesis is imported only when a strategy is asked for
     from hypothesis.strategies import SearchStrategy
@@ -138,7 +138,7 @@ def generate_sibling(shape: GeneratedCase, seed: str, data: str = "default",
                      limits: Limits = NO_LIMITS) -> GeneratedCase:
     """A case with `shape`'s query and schemas but rows of its own, drawn from
     the knobs and data streams of `seed` (campaigns batch such siblings into
-    one query: `harness.batching`). The shape's literals were drawn against
+    one query: `harness.campaign.batching`). The shape's literals were drawn against
     its own knobs; the sibling's rows need not fit them, which is fine."""
     seed = str(seed)
     streams = Streams.from_seed(seed)

@@ -15,12 +15,9 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from harness import types as T
-from harness.functions import lookup
-from harness.generate.data import DataKnobs, random_value
-from harness.generate.draws import Draws, chance
-from harness.generate.swarm import Swarm
-from harness.model import (
+from harness.core import types as T
+from harness.core.functions import lookup
+from harness.core.model import (
     COMPARISONS,
     BinaryOp,
     BinaryOperator,
@@ -34,8 +31,11 @@ from harness.model import (
     UnaryOperator,
     WindowExpr,
 )
+from harness.core.types import SqlType, TypeKind
+from harness.generate.data import DataKnobs, random_value
+from harness.generate.draws import Draws, chance
+from harness.generate.swarm import Swarm
 from harness.sql.literals import natural_integer_type
-from harness.types import SqlType, TypeKind
 
 _ORDERED_COMPARISONS = tuple(sorted(COMPARISONS, key=lambda op: op.value))
 _DATETIME = (TypeKind.DATE, TypeKind.TIMESTAMP)
@@ -67,7 +67,7 @@ class Scope:
     `schemas` describe the scope's columns for the coverage grid (the steer
     reads RANGE key types from them). `witnessed`: the instrumenter reveals
     each engine's order of tied rows here (a plain table scan, see
-    `harness.instrument`); elsewhere ties under order-sensitive functions
+    `harness.judge.instrument`); elsewhere ties under order-sensitive functions
     can only be searched, which gives up on large peer groups.
     """
 

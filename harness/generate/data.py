@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from harness.core.model import ColumnDef, TableSchema
+from harness.core.types import SqlType, TypeKind, to_arrow
 from harness.generate.draws import Draws, as_strategy, chance, exponential, weighted
 from harness.generate.schemas import ID
-from harness.model import ColumnDef, TableSchema
-from harness.types import SqlType, TypeKind, to_arrow
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
@@ -166,7 +166,7 @@ def random_column(rng: Draws, column: ColumnDef, knobs: DataKnobs) -> list[objec
 
 def random_value(rng: Draws, t: SqlType, knobs: DataKnobs) -> object:
     """A fresh non-NULL value of type `t` (the Python value a case holds: see
-    `harness.model.Literal`); an extreme one sometimes when the knob is on.
+    `harness.core.model.Literal`); an extreme one sometimes when the knob is on.
     Simpler means closer to zero, the empty string, False or 2000-01-01."""
     if knobs.extremes and chance(rng, SPECIAL_CELLS) and t.kind in _EXTREMES:
         return rng.choice(_EXTREMES[t.kind](t))

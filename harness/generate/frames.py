@@ -15,10 +15,7 @@ from dataclasses import replace
 from decimal import Context as DecimalContext
 from decimal import Decimal
 
-from harness.generate.context import Context, integer, is_range_key
-from harness.generate.draws import chance, weighted
-from harness.generate.swarm import Swarm
-from harness.model import (
+from harness.core.model import (
     BinaryOp,
     BinaryOperator,
     Bound,
@@ -32,8 +29,11 @@ from harness.model import (
     Literal,
     SortKey,
 )
+from harness.core.types import INT64, SqlType, TypeKind
+from harness.generate.context import Context, integer, is_range_key
+from harness.generate.draws import chance, weighted
+from harness.generate.swarm import Swarm
 from harness.sql.frames import starts_after_end
-from harness.types import INT64, SqlType, TypeKind
 
 _START_KINDS = (BoundKind.UNBOUNDED_PRECEDING, BoundKind.CURRENT_ROW, BoundKind.PRECEDING,
                 BoundKind.FOLLOWING)

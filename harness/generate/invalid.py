@@ -4,7 +4,7 @@ A share of generated cases (INVALID_SHARE, decided by a stream of its own,
 `Random(f"{seed}/invalid")`, so the other cases stay what they always were)
 takes its valid query and breaks it in one way the standard forbids: a
 frame from UNBOUNDED FOLLOWING, ntile(0), a window function in WHERE, ...
-(`harness.conformance.INVALID_KINDS`). The case's `error` says which way; the
+(`harness.core.conformance.INVALID_KINDS`). The case's `error` says which way; the
 reference must refuse the query, and so must every engine: refusing it is
 `rejected-as-expected`, answering it `wrongly-accepted`.
 
@@ -24,11 +24,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from random import Random
 
-from harness import types as T
-from harness.cases import Case
-from harness.conformance import KINDS_BY_NAME, InvalidKind
-from harness.functions import FUNCTIONS
-from harness.model import (
+from harness.cases.case import Case
+from harness.core import types as T
+from harness.core.conformance import KINDS_BY_NAME, InvalidKind
+from harness.core.functions import FUNCTIONS
+from harness.core.model import (
     CURRENT_ROW,
     UNBOUNDED_FOLLOWING,
     UNBOUNDED_PRECEDING,
@@ -51,7 +51,7 @@ from harness.model import (
     walk,
     window_exprs,
 )
-from harness.types import TypeKind
+from harness.core.types import TypeKind
 
 INVALID_SHARE = 0.05
 

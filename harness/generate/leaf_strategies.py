@@ -15,9 +15,9 @@ from enum import Enum
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from harness import types as T
-from harness.dialects.base import KEYWORDS
-from harness.model import Interval, IntervalUnit, Literal
+from harness.core import types as T
+from harness.core.dialect import KEYWORDS
+from harness.core.model import Interval, IntervalUnit, Literal
 from harness.sql.literals import natural_integer_type
 
 # Strategies are built once per distinct argument tuple: building them inside

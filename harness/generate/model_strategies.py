@@ -26,27 +26,9 @@ from dataclasses import dataclass, replace
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from harness import types as T
-from harness.functions import FUNCTIONS, FunctionKind, FunctionSpec
-from harness.generate.leaf_strategies import (
-    SQL_TYPES,
-    Toggle,
-    cached,
-    decimal_literals,
-    empty_or,
-    feature_flags,
-    float_literals,
-    integer_literal,
-    intervals,
-    ints,
-    literals,
-    maybe,
-    names,
-    none_or,
-    sampled,
-    tuples,
-)
-from harness.model import (
+from harness.core import types as T
+from harness.core.functions import FUNCTIONS, FunctionKind, FunctionSpec
+from harness.core.model import (
     AllColumns,
     BinaryOp,
     BinaryOperator,
@@ -90,7 +72,25 @@ from harness.model import (
     With,
     resolve_window,
 )
-from harness.table_functions import TABLE_FUNCTIONS
+from harness.core.table_functions import TABLE_FUNCTIONS
+from harness.generate.leaf_strategies import (
+    SQL_TYPES,
+    Toggle,
+    cached,
+    decimal_literals,
+    empty_or,
+    feature_flags,
+    float_literals,
+    integer_literal,
+    intervals,
+    ints,
+    literals,
+    maybe,
+    names,
+    none_or,
+    sampled,
+    tuples,
+)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from harness.core.model import (
+    BinaryOp,
+    BinaryOperator,
+    Column,
+    Expr,
+    FuncCall,
+    Select,
+    SelectItem,
+    SortKey,
+    TableSchema,
+    WindowExpr,
+    WindowSpec,
+)
 from harness.generate.context import (
     Context,
     Scope,
@@ -52,19 +65,6 @@ from harness.generate.windows import (
     total_order,
     used_windows,
     window_slots,
-)
-from harness.model import (
-    BinaryOp,
-    BinaryOperator,
-    Column,
-    Expr,
-    FuncCall,
-    Select,
-    SelectItem,
-    SortKey,
-    TableSchema,
-    WindowExpr,
-    WindowSpec,
 )
 
 

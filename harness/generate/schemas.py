@@ -19,11 +19,11 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
-from harness import types as T
+from harness.core import types as T
+from harness.core.model import ColumnDef, TableSchema
+from harness.core.types import SqlType, TypeKind
 from harness.generate.draws import Draws, as_strategy, chance, weighted
 from harness.generate.names import AWKWARD_NAMES, clashes, fold
-from harness.model import ColumnDef, TableSchema
-from harness.types import SqlType, TypeKind
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy

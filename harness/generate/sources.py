@@ -23,25 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from harness.generate.context import (
-    Context,
-    Scope,
-    ScopeColumn,
-    column_of,
-    expr_type,
-    fresh_name,
-    integer,
-    is_comparable,
-    is_exact,
-    random_literal,
-    random_predicate,
-)
-from harness.generate.draws import chance, weighted
-from harness.generate.schemas import ID
-from harness.generate.subqueries import top_fraction_filter
-from harness.generate.swarm import Swarm
-from harness.generate.windows import Chooser, random_window_pool, used_windows, window_slots
-from harness.model import (
+from harness.core.model import (
     BinaryOp,
     BinaryOperator,
     Column,
@@ -61,7 +43,25 @@ from harness.model import (
     TableSchema,
     Values,
 )
-from harness.types import INT64, SqlType, TypeKind
+from harness.core.types import INT64, SqlType, TypeKind
+from harness.generate.context import (
+    Context,
+    Scope,
+    ScopeColumn,
+    column_of,
+    expr_type,
+    fresh_name,
+    integer,
+    is_comparable,
+    is_exact,
+    random_literal,
+    random_predicate,
+)
+from harness.generate.draws import chance, weighted
+from harness.generate.schemas import ID
+from harness.generate.subqueries import top_fraction_filter
+from harness.generate.swarm import Swarm
+from harness.generate.windows import Chooser, random_window_pool, used_windows, window_slots
 
 SUBQUERY_ALIAS = "q"
 

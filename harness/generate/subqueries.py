@@ -6,7 +6,7 @@ top half), and a flag beside the windows comparing a value with an aggregate
 of the whole table (`CASE WHEN x = (SELECT max(x) FROM t) THEN 1 ELSE 0
 END`; an integer, since SQLite has no boolean type). Both are uncorrelated:
 every engine takes them in those places. A query holding one runs unbatched
-(`harness.batching`).
+(`harness.campaign.batching`).
 
 Why not `x - (SELECT avg(x) FROM t)`: the mean of a BIGINT column near 2^63 is
 a double whose rounding differs by engine (DataFusion and SQLite sum in
@@ -19,9 +19,7 @@ that shape over small values.
 
 from __future__ import annotations
 
-from harness.generate.context import Context, column_of
-from harness.generate.swarm import Swarm
-from harness.model import (
+from harness.core.model import (
     BinaryOp,
     BinaryOperator,
     Case,
@@ -35,7 +33,9 @@ from harness.model import (
     Star,
     TableRef,
 )
-from harness.types import INT32, SqlType
+from harness.core.types import INT32, SqlType
+from harness.generate.context import Context, column_of
+from harness.generate.swarm import Swarm
 
 # How often a query that may have one gets one.
 RATE = 0.3

@@ -21,14 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from harness.errors import InvalidInput
-from harness.functions import FUNCTIONS, is_order_sensitive
-from harness.generate.calls import random_call
-from harness.generate.context import Context, column_of, fresh_name, is_comparable
-from harness.generate.draws import chance
-from harness.generate.frames import random_frame
-from harness.generate.swarm import Swarm
-from harness.model import (
+from harness.core.errors import InvalidInput
+from harness.core.functions import FUNCTIONS, is_order_sensitive
+from harness.core.model import (
     Expr,
     Frame,
     FrameMode,
@@ -41,6 +36,11 @@ from harness.model import (
     WindowSpec,
     resolve_window,
 )
+from harness.generate.calls import random_call
+from harness.generate.context import Context, column_of, fresh_name, is_comparable
+from harness.generate.draws import chance
+from harness.generate.frames import random_frame
+from harness.generate.swarm import Swarm
 
 CANDIDATES = 4
 # The share of order-sensitive expressions given an ORDER BY the comparator
@@ -53,8 +53,8 @@ class Steer(Protocol):
     """Chooses one of a slot's candidate window expressions (by index).
 
     `windows` are the named windows the candidates may refer to (resolve
-    them with `harness.model.resolve_window`); `schemas` describe the columns
-    they read, as `harness.coverage.expression_keys` wants them.
+    them with `harness.core.model.resolve_window`); `schemas` describe the columns
+    they read, as `harness.cases.coverage.expression_keys` wants them.
     """
 
     def pick(self, candidates: Sequence[WindowExpr], windows: tuple[NamedWindow, ...],

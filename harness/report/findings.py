@@ -48,7 +48,7 @@ def _badge(finding: Finding) -> Markup:
 
 
 def _meta(finding: Finding, record: dict) -> Markup:
-    from harness.rundir import shown_path
+    from harness.results.rundir import shown_path
 
     shown = shown_path(finding.replay) if finding.replay else None
     engines = [finding.engine] if finding.engine != "reference" else list(record.get("engines", {}))

@@ -11,7 +11,7 @@ import time
 from collections import Counter
 from importlib import resources
 
-from harness.errors import InvalidInput
+from harness.core.errors import InvalidInput
 from harness.report import plots
 from harness.report.findings import finding_section
 from harness.report.markup import Markup, h

@@ -16,8 +16,8 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from harness.errors import HarnessError, InvalidInput
-from harness.report.axes import CaseRows, invalid_rows, matches, unsupported_rows
+from harness.cases.axes import CaseRows, invalid_rows, matches, unsupported_rows
+from harness.core.errors import HarnessError, InvalidInput
 from harness.report.model import BaselineStatus, Finding, ReportData, Source
 
 _COLUMN = re.compile(r"column (\S+?):")
@@ -28,7 +28,7 @@ CASES_PER_BIN = 20  # a batch of siblings finishes at once: fewer per bin would 
 def load_results(paths: Sequence[Path], baseline_path: Path | None = None) -> ReportData:
     """Every results directory of `paths`, in order. Raises InvalidInput naming a
     path that is not one."""
-    from harness.baseline import load_baseline
+    from harness.baseline.known import load_baseline
 
     data = ReportData()
     for path in paths:
@@ -85,7 +85,7 @@ def attribute(verdict: str, detail: str, rows: CaseRows) -> frozenset[str]:
 
 def _explainer(baseline, engines: dict[str, str]):
     """A function (case id, engine, verdict, detail, case file, extra) -> BaselineStatus."""
-    from harness.baseline import derived_entries
+    from harness.baseline.known import derived_entries
     from harness.gate.judge import Explainer
 
     try:
@@ -105,7 +105,7 @@ def _explainer(baseline, engines: dict[str, str]):
 
 @functools.lru_cache(maxsize=256)  # a finding's case is read for its status and its rows
 def _case_or_none(file: Path | None):
-    from harness.cases import load_case
+    from harness.cases.case import load_case
 
     if file is None or not file.exists():
         return None
@@ -119,7 +119,7 @@ def _case_or_none(file: Path | None):
 
 
 def _load_run(data: ReportData, path: Path, explainer_for, kind: str = "run", gate: dict | None = None) -> None:
-    from harness.rundir import load_run_dir
+    from harness.results.rundir import load_run_dir
 
     doc = load_run_dir(path)
     summary = doc.get("summary", {})
@@ -247,7 +247,7 @@ def _fuzz_outcomes(data: ReportData, source: Source, lines: Iterable[dict], shap
 
 
 def _finding_rows(finding: Finding) -> frozenset[str]:
-    from harness.report.axes import case_rows
+    from harness.cases.axes import case_rows
 
     case = _case_or_none(finding.original)
     if case is None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from harness.errors import InvalidInput
-from harness.report.axes import AXES, BOUNDS, axis_of, declared_rows, matches
+from harness.cases.axes import AXES, BOUNDS, axis_of, declared_rows, matches
+from harness.core.errors import InvalidInput
 from harness.report.model import CELL_BUCKETS, Finding, ReportData
 
 # The order rows take inside an axis where alphabetical order would mislead.

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from harness.functions import is_aggregate
-from harness.model import (
+from harness.core.functions import is_aggregate
+from harness.core.model import (
     SUBQUERY_EXPRS,
     Column,
     FuncCall,

@@ -13,10 +13,10 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
-from harness import functions
-from harness.errors import InvalidInput, InvalidQuery
-from harness.functions import FunctionKind, FunctionSpec
-from harness.model import (
+from harness.core import functions
+from harness.core.errors import InvalidInput, InvalidQuery
+from harness.core.functions import FunctionKind, FunctionSpec
+from harness.core.model import (
     COMPARISONS,
     CURRENT_ROW,
     BinaryOp,
@@ -49,10 +49,10 @@ from harness.model import (
     WindowExpr,
     WindowSpec,
 )
+from harness.core.types import BOOL, DATE, STRING, TIMESTAMP, SqlType, parse_type_name
 from harness.sql.frames import kind_order_problem, offset_problem
 from harness.sql.lexer import Cursor, Kind, Token
 from harness.sql.literals import fold_cast, number_literal
-from harness.types import BOOL, DATE, STRING, TIMESTAMP, SqlType, parse_type_name
 
 NUMBERS = (Kind.INTEGER, Kind.DECIMAL, Kind.FLOAT)
 _COMPARISONS = {op.value: op for op in COMPARISONS}

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from harness.errors import HarnessError
-from harness.functions import FunctionKind, lookup
-from harness.model import (
+from harness.core.errors import HarnessError
+from harness.core.functions import FunctionKind, lookup
+from harness.core.model import (
     SUBQUERY_EXPRS,
     Bound,
     BoundKind,

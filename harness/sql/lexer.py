@@ -5,7 +5,7 @@ keywords when unquoted, never names. Every other word is a name, except where
 the grammar expects a fixed word in a fixed place (DATE/TIMESTAMP/INTERVAL
 before a string, the unit after INTERVAL '3', NO OTHERS and TIES after EXCLUDE,
 PRECISION in DOUBLE PRECISION), which the parser matches by spelling. The
-writer quotes every word of `harness.dialects.base.KEYWORDS`, a superset of
+writer quotes every word of `harness.core.dialect.KEYWORDS`, a superset of
 RESERVED (a test checks it), so whatever it writes reads back as a name.
 """
 
@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from harness.errors import InvalidQuery
+from harness.core.errors import InvalidQuery
 
 _RESERVED_WORDS = """all and as asc between by case cast cross desc distinct else end exclude
 false filter first following from full group groups having ignore inner is join last left limit

@@ -34,10 +34,10 @@ import datetime as dt
 import math
 from decimal import Decimal
 
-from harness.errors import InvalidQuery
-from harness.model import Literal
+from harness.core.errors import InvalidQuery
+from harness.core.model import Literal
+from harness.core.types import FLOAT64, INT32, INT64, SqlType, TypeKind, decimal
 from harness.sql.lexer import Kind
-from harness.types import FLOAT64, INT32, INT64, SqlType, TypeKind, decimal
 
 _INT_BITS = {TypeKind.INT8: 8, TypeKind.INT16: 16, TypeKind.INT32: 32, TypeKind.INT64: 64,
              TypeKind.INT128: 128}

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 
-from harness.errors import InvalidQuery
-from harness.model import (
+from harness.core.errors import InvalidQuery
+from harness.core.model import (
     AllColumns,
     CommonTable,
     Expr,
@@ -42,9 +42,9 @@ from harness.model import (
     resolve_window,
     window_exprs,
 )
+from harness.core.table_functions import TABLE_FUNCTIONS, check_table_function
 from harness.sql.expr_parser import ExprParser, at
 from harness.sql.lexer import Kind, Token
-from harness.table_functions import TABLE_FUNCTIONS, check_table_function
 
 _Tail = tuple[tuple[SortKey, ...], int | None, int | None]
 

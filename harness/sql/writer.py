@@ -20,11 +20,10 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from harness import functions
-from harness.dialects.base import Dialect, Feature, IgnoreNullsPlacement
-from harness.dialects.canonical import CANONICAL
-from harness.errors import InvalidQuery, Unsupported
-from harness.model import (
+from harness.core import functions
+from harness.core.dialect import Dialect, Feature, IgnoreNullsPlacement
+from harness.core.errors import InvalidQuery, Unsupported
+from harness.core.model import (
     AllColumns,
     BinaryOp,
     BinaryOperator,
@@ -67,11 +66,12 @@ from harness.model import (
     resolve_window,
     walk,
 )
+from harness.core.table_functions import check_table_function, column_name, table_name
+from harness.core.types import TypeKind
+from harness.sql.canonical import CANONICAL
 from harness.sql.correlation import is_aggregated, outer_references, source_names
 from harness.sql.frames import offset_problem, offset_value, starts_after_end
 from harness.sql.literals import literal_problem, natural_integer_type
-from harness.table_functions import check_table_function, column_name, table_name
-from harness.types import TypeKind
 
 # The alias of a VALUES table that the writer wraps to name its columns
 # column1, column2, ... on a dialect whose defaults differ.

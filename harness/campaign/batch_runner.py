@@ -1,0 +1,183 @@
+"""Run a batch of sibling cases (one query, rows of their own) with one query per engine.
+
+`run_batch` gives each case the same verdicts `run_case` would, with far
+fewer engine calls (see `harness.campaign.batching` for the rewrite):
+
+1. each case is instrumented and evaluated on the reference on its own (the
+   oracle and the tie-aware comparison stay per case);
+2. per engine, the cases the reference answers under that engine's profile
+   are stacked into one query; its answer is split by case and each part is
+   judged exactly as the case's own answer would be;
+3. a case the batch cannot answer (the batched query failed, the case is
+   invalid by definition, the shape does not batch) runs on its own;
+4. a batched verdict that is not a pass is replaced by that engine's verdict
+   on the case alone: every finding is confirmed unbatched. A batched
+   verdict the case alone does not reproduce is kept as `unconfirmed`
+   (batching changed the plan: the campaign re-checks it in the
+   batch-of-one form, see `batch_of_one`);
+5. the suspect-reference check runs over the final verdicts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from harness.campaign.batching import CASE_ID, NotBatchable, batch_query, make_batch, stack_tables
+from harness.cases.case import Case
+from harness.core.errors import EngineCrash, EngineError, EngineTimeout, InvalidQuery, Unsupported
+from harness.core.model import ColumnDef, TableSchema
+from harness.core.types import INT64
+from harness.engines.base import Engine
+from harness.judge.compare import PASSING, Verdict
+from harness.judge.runner import PreparedCase, Result, _judge_engine, _Prepared, judge_answer
+
+
+@dataclass
+class CaseRun:
+    """One case's verdicts from a batch, and how they came."""
+
+    results: list[Result]
+    batched: frozenset[str] = frozenset()  # engines whose verdict came from the batched query
+    # Batched verdicts that the case run alone did not reproduce (its unbatched
+    # verdicts are the ones in `results`).
+    unconfirmed: list[Result] = field(default_factory=list)
+    # The reference's own verdict (judged against the case's rows), for a
+    # caller that adds other engines' verdicts and then flags a suspect reference.
+    reference: Result | None = None
+
+
+def run_batch(cases: Sequence[Case], engines: Sequence[Engine], clock: Counter | None = None,
+              flag: bool = True) -> list[CaseRun]:
+    """Verdicts for sibling cases (one query, one set of table schemas). With
+    `flag=False` the suspect-reference check is the caller's (see `run_case`)."""
+    if not cases:
+        return []
+    if any(c.query != cases[0].query or c.schemas != cases[0].schemas for c in cases[1:]):
+        raise ValueError("a batch holds cases of one query over one set of table schemas")
+    t0 = time.perf_counter()
+    prepared = [PreparedCase(c) for c in cases]
+    reference_seconds = (time.perf_counter() - t0) / len(cases)
+    columns: list[list[Result]] = []
+    batched: dict[str, list[bool]] = {}
+    for engine in engines:
+        if engine.is_reference:
+            column = [replace(p.reference.named(engine.name), seconds=reference_seconds) for p in prepared]
+        else:
+            column, batched[engine.name] = _engine_column([p.for_engine(engine) for p in prepared], engine)
+        if clock is not None:
+            clock[engine.name] += sum(r.seconds for r in column)
+        columns.append(column)
+    by_name = {e.name: e for e in engines}
+    runs = []
+    for i, p in enumerate(prepared):
+        results = [column[i] for column in columns]
+        from_batch = frozenset(name for name, flags in batched.items() if flags[i])
+        run = _confirmed(p, results, from_batch, by_name, clock)
+        if flag:
+            p.flag_suspect_reference(run.results, engines)
+        runs.append(run)
+    return runs
+
+
+def _confirmed(prepared: PreparedCase, results: list[Result], from_batch: frozenset[str],
+               engines: dict[str, Engine], clock: Counter | None) -> CaseRun:
+    """The batch's verdicts where they pass; elsewhere the engine's verdict on the case alone."""
+    final, unconfirmed, still = [], [], set(from_batch)
+    for result in results:
+        if result.engine not in from_batch or result.verdict in PASSING:
+            final.append(result)
+            continue
+        engine = engines[result.engine]
+        t0 = time.perf_counter()
+        alone = _judge_engine(prepared.for_engine(engine), engine)
+        alone.seconds = time.perf_counter() - t0
+        if clock is not None:
+            clock[engine.name] += alone.seconds
+        if alone.verdict is not result.verdict:
+            unconfirmed.append(result)
+        final.append(alone)
+        still.discard(result.engine)
+    return CaseRun(final, frozenset(still), unconfirmed, prepared.reference)
+
+
+def _engine_column(prepared: list[_Prepared], engine: Engine) -> tuple[list[Result], list[bool]]:
+    """Each case's verdict on one engine, and whether it came from the batched query."""
+    results: list[Result | None] = [None] * len(prepared)
+    profile = engine.dialect.semantics
+    members = [i for i, p in enumerate(prepared)
+               if p.under(profile).invalid is None and p.under(profile).gap is None]
+    if len(members) >= 2:
+        _run_batched(prepared, members, engine, results)
+    batched = [r is not None for r in results]
+    for i, p in enumerate(prepared):
+        if results[i] is None:
+            t0 = time.perf_counter()
+            results[i] = _judge_engine(p, engine)
+            results[i].seconds = time.perf_counter() - t0  # type: ignore[union-attr]
+    return results, batched  # type: ignore[return-value]
+
+
+def _run_batched(prepared: list[_Prepared], members: list[int], engine: Engine,
+                 results: list[Result | None]) -> None:
+    """Fill `results` for the members the batched query answers; leave the rest None."""
+    t0 = time.perf_counter()
+    plan = prepared[members[0]].plan
+    try:
+        batch = make_batch(plan.query, [prepared[i].tables for i in members])
+        sql = engine.render(batch.query)
+    except NotBatchable:
+        return
+    except (Unsupported, InvalidQuery):
+        # A feature of the query itself (not of the batching) is every case's verdict.
+        shared = results[members[0]] = _judge_engine(prepared[members[0]], engine)
+        if shared.verdict is Verdict.UNSUPPORTED:
+            for i in members:
+                results[i] = replace(shared, case=prepared[i].case.id)
+        return
+    try:
+        answer = engine.run(batch.tables, sql)
+        parts = batch.split(answer)
+    except (EngineError, EngineCrash, EngineTimeout, NotBatchable):
+        _shared_refusal(prepared, members, engine, results)
+        return
+    share = (time.perf_counter() - t0) / len(members)
+    for i, part in zip(members, parts, strict=True):
+        t1 = time.perf_counter()
+        result = judge_answer(prepared[i], engine, Result(prepared[i].case.id, engine.name, Verdict.ERROR, sql=sql),
+                              part)
+        result.seconds = share + time.perf_counter() - t1
+        results[i] = result
+
+
+def _shared_refusal(prepared: list[_Prepared], members: list[int], engine: Engine,
+                    results: list[Result | None]) -> None:
+    """The batched query failed. If the first case alone is refused as not
+    implemented (a property of the query and the column types, which every
+    sibling shares), so is every case; otherwise each runs on its own."""
+    first = _judge_engine(prepared[members[0]], engine)
+    results[members[0]] = first
+    if first.verdict is Verdict.UNSUPPORTED and first.detail.startswith("the engine says"):
+        for i in members[1:]:
+            results[i] = replace(first, case=prepared[i].case.id, notes=(
+                *first.notes, f"judged once for its batch: every sibling shares the query ({first.case})"))
+
+
+def batch_of_one(case: Case) -> Case:
+    """The case as its batched query over its own rows alone: a plain case.
+
+    A verdict seen only in a batch may come from the plan batching gives (a
+    PARTITION BY the case id); run as this case it is checked on its own.
+    Raises NotBatchable when the shape does not batch.
+    """
+    from harness.sql.writer import write
+
+    query = batch_query(case.query)
+    schemas = tuple(TableSchema(s.name, (*s.columns, ColumnDef(CASE_ID, INT64, nullable=False)))
+                    for s in case.schemas)
+    tables = stack_tables([case.tables])
+    return replace(case, id=f"{case.id}#batched", query=query, sql=write(query), schemas=schemas,
+                   tables=tables, expected=None, description=f"{case.description} (as a batch of one)")
+

@@ -1,0 +1,112 @@
+"""Write a case back out as a case file (the format of cases/README.md).
+
+Generated and reduced cases are saved this way, so a finding reproduces on a
+later commit without the generator: the file holds the tables, the canonical
+SQL and a `finding` record (seeds, versions, each engine's SQL and answer).
+`load_case(dump_case(c))` gives back the same tables and query.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from pathlib import Path
+
+import pyarrow as pa
+import yaml
+
+from harness.cases.case import Case
+from harness.core.types import canonical_type_name, from_arrow
+
+
+def yaml_value(value: object) -> object:
+    """A cell as the YAML value the case loader reads back to the same cell."""
+    if isinstance(value, float):
+        # Keep NaN unsigned (the loader reads `.nan` as plain NaN anyway).
+        return math.nan if math.isnan(value) else value
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, (list, tuple)):
+        return [yaml_value(v) for v in value]
+    if isinstance(value, dict):  # an Arrow struct: not in the model, kept readable
+        return {str(k): yaml_value(v) for k, v in value.items()}
+    if isinstance(value, bytes):
+        return value.hex()
+    return value
+
+
+def table_doc(table: pa.Table) -> dict:
+    """`columns` (name: type) and `rows` of an Arrow table, as a case file writes them."""
+    columns = {f.name: canonical_type_name(from_arrow(f.type)).lower() for f in table.schema}
+    rows = [[yaml_value(v) for v in row.values()] for row in table.to_pylist()]
+    return {"columns": columns, "rows": rows}
+
+
+def rows_doc(table: pa.Table) -> dict:
+    """An answer as `columns` (names) and `rows`, the shape of a case's `expected`."""
+    return {"columns": list(table.column_names),
+            "rows": [[yaml_value(v) for v in row.values()] for row in table.to_pylist()]}
+
+
+def case_doc(case: Case, finding: Mapping | None = None) -> dict:
+    doc: dict = {"description": case.description, "tags": list(case.tags)}
+    if case.profile is not None:
+        doc["profile"] = case.profile
+    doc["tables"] = {name: table_doc(case.tables[name]) for name in _table_order(case)}
+    doc["sql"] = case.sql if case.sql.endswith("\n") else case.sql + "\n"
+    if case.expected is not None:
+        doc["expected"] = {"columns": list(case.expected.columns),
+                           "rows": [[yaml_value(v) for v in r] for r in case.expected.rows]}
+    if case.error is not None:
+        doc["error"] = case.error
+    record = finding if finding is not None else case.finding
+    if record is not None:
+        doc["finding"] = dict(record)
+    return doc
+
+
+def _table_order(case: Case) -> Sequence[str]:
+    names = [s.name for s in case.schemas]
+    return names + [n for n in case.tables if n not in names]
+
+
+def dump_case(case: Case, finding: Mapping | None = None) -> str:
+    """The case file's text; `finding` replaces the case's own record when given."""
+    return yaml.dump(case_doc(case, finding), Dumper=_Dumper, sort_keys=False,
+                     allow_unicode=True, default_flow_style=None, width=100)
+
+
+def save_case(case: Case, path: Path, finding: Mapping | None = None) -> Path:
+    """Write the case file atomically (a crash never leaves half a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(dump_case(case, finding), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+class _Dumper(yaml.SafeDumper):
+    """Multi-line strings (SQL) as literal blocks; everything else as safe YAML."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value and _block_safe(value) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+def _block_safe(value: str) -> bool:
+    # A literal block cannot hold trailing spaces on a line or control characters.
+    return all(line == line.rstrip() for line in value.split("\n")) and all(
+        c == "\n" or c.isprintable() for c in value)
+
+
+def _date(dumper: yaml.SafeDumper, value: dt.date) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:timestamp", value.isoformat())
+
+
+_Dumper.add_representer(str, _str)
+_Dumper.add_representer(dt.date, _date)

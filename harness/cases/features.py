@@ -1,0 +1,242 @@
+"""What a case exercises, as names: the vocabulary of baseline matchers (and reports).
+
+A case's features are strings from one vocabulary (`FEATURES`):
+
+- the dialect features (`harness.core.dialect.Feature`: `frame.groups`,
+  `window.filter`, `null-treatment`, ...), found by writing the query with a
+  dialect that supports everything and records what the writer asked for,
+  so a feature is detected by the same code that refuses it;
+- frame modes and exclusions (`frame.rows`, `frame.default`, `exclude.ties`);
+- operators around the windows (`operator.join`, `operator.group-by`, ...);
+- the data (`data.null`, `data.nan`, `data.infinity`, `data.negative-zero`,
+  `data.empty`).
+
+Window expressions are also described one by one (`ExprFeatures`), so that a
+wrong value can be pinned on the expression that computed it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from harness.core.dialect import Dialect, Feature
+from harness.core.model import (
+    BoundKind,
+    Join,
+    JoinKind,
+    NamedWindow,
+    Select,
+    SubqueryRef,
+    UnionAll,
+    WindowExpr,
+    WindowSpec,
+    With,
+    resolve_window,
+    walk,
+    window_exprs,
+)
+
+FRAME_MODES = ("rows", "range", "groups", "default")
+EXCLUSIONS = ("no-others", "current-row", "group", "ties")
+OPERATORS = ("where", "join", "left-join", "full-join", "cross-join", "group-by", "having",
+             "subquery", "order-by", "limit", "distinct", "union", "with")
+DATA = ("null", "nan", "infinity", "negative-zero", "empty")
+
+FEATURES: frozenset[str] = frozenset(
+    [f.value for f in Feature]
+    + [f"frame.{m}" for m in FRAME_MODES]
+    + [f"exclude.{e}" for e in EXCLUSIONS]
+    + [f"operator.{o}" for o in OPERATORS]
+    + [f"data.{d}" for d in DATA]
+    + ["window.ordered", "window.partitioned", "order.nulls-default", "frame.moving-start"]
+)
+
+# Dialect features that belong to one window expression: `expr_features` names them
+# for the expression it describes, so that a matcher can ask about that one alone.
+EXPR_LEVEL = frozenset(f.value for f in (
+    Feature.EXCLUDE, Feature.GROUPS_FRAME, Feature.DISTINCT_WINDOW_AGGREGATE,
+    Feature.FILTER_WINDOW_AGGREGATE, Feature.IGNORE_NULLS, Feature.NTH_VALUE_FROM_LAST,
+    Feature.ORDERED_AGGREGATE, Feature.NAMED_WINDOW, Feature.NAMED_WINDOW_REFINEMENT,
+))
+
+
+@dataclass(frozen=True)
+class ExprFeatures:
+    """One window expression: its function and frame mode, and its own features."""
+
+    function: str
+    frame: str  # one of FRAME_MODES
+    features: frozenset[str]
+
+
+@dataclass(frozen=True, eq=False)
+class _Recording(Dialect):
+    """Supports everything, and notes each feature the writer asks about."""
+
+    asked: set[str] = field(default_factory=set)
+
+    def supports(self, feature: Feature) -> bool:
+        self.asked.add(feature.value)
+        return True
+
+
+def dialect_features(query) -> frozenset[str]:
+    """The dialect features the writer needs for `query`."""
+    from harness.core.errors import HarnessError
+    from harness.sql.writer import write
+
+    recording = _Recording(name="recording")
+    # A query the canonical writer cannot spell still has the features met so far.
+    with contextlib.suppress(HarnessError):
+        write(query, recording)
+    return frozenset(recording.asked)
+
+
+def expr_features(expr: WindowExpr, spec: WindowSpec,
+                  windows: tuple[NamedWindow, ...] = ()) -> ExprFeatures:
+    """`spec` is the expression's window with any named window resolved;
+    `windows`, the WINDOW clause it was resolved in."""
+    func = expr.func
+    frame = spec.frame
+    mode = frame.mode.value.lower() if frame is not None else "default"
+    out = {f"frame.{mode}"}
+    if frame is not None and frame.start.kind is not BoundKind.UNBOUNDED_PRECEDING:
+        out.add("frame.moving-start")  # rows leave the frame as it moves
+    if frame is not None and frame.exclusion is not None:
+        out.add(Feature.EXCLUDE.value)
+        out.add("exclude." + frame.exclusion.value.lower().replace(" ", "-"))
+    if mode == "groups":
+        out.add(Feature.GROUPS_FRAME.value)
+    if spec.order_by:
+        out.add("window.ordered")
+        if any(k.nulls is None for k in spec.order_by):
+            out.add("order.nulls-default")
+    if spec.partition_by:
+        out.add("window.partitioned")
+    for used, feature in (
+        (func.distinct, Feature.DISTINCT_WINDOW_AGGREGATE),
+        (func.filter is not None, Feature.FILTER_WINDOW_AGGREGATE),
+        (func.null_treatment is not None, Feature.IGNORE_NULLS),
+        (func.from_last is not None, Feature.NTH_VALUE_FROM_LAST),
+        (bool(func.order_by), Feature.ORDERED_AGGREGATE),
+        (expr.window.base is not None, Feature.NAMED_WINDOW),
+        (_refines(expr.window, windows), Feature.NAMED_WINDOW_REFINEMENT),
+    ):
+        if used:
+            out.add(feature.value)
+    return ExprFeatures(func.name, mode, frozenset(out))
+
+
+def _refines(spec: WindowSpec, windows: tuple[NamedWindow, ...]) -> bool:
+    """Whether a window refines a named one: `OVER (w ORDER BY ...)`, or `OVER w`
+    where `w AS (w1 ...)` does (`w2 AS (w1)` counts: it names w1 inside parentheses)."""
+    seen: set[str] = set()
+    while spec.base is not None and spec.base not in seen:
+        if spec != WindowSpec(base=spec.base) or seen:
+            return True
+        seen.add(spec.base)
+        spec = next((w.spec for w in windows if w.name == spec.base), WindowSpec())
+    return False
+
+
+def expression_features(query) -> dict[str, ExprFeatures]:
+    """`ExprFeatures` of every window expression, by output name (as
+    `window_expressions` names them)."""
+    out: dict[str, ExprFeatures] = {}
+    for node in walk(query):
+        if isinstance(node, Select):
+            for name, (expr, spec) in _select_windows(node, len(out)).items():
+                out[name] = expr_features(expr, spec, node.windows)
+    return out
+
+
+def window_expressions(query) -> dict[str, tuple[WindowExpr, WindowSpec]]:
+    """Window expressions by output name (the alias, else `#n` by position),
+    each with its resolved window."""
+    found: dict[str, tuple[WindowExpr, WindowSpec]] = {}
+    for node in walk(query):
+        if isinstance(node, Select):
+            found.update(_select_windows(node, len(found)))
+    return found
+
+
+def _select_windows(node: Select, before: int) -> dict[str, tuple[WindowExpr, WindowSpec]]:
+    from harness.core.model import SelectItem
+
+    named = {item.alias: item for item in node.items if isinstance(item, SelectItem)}
+    found: dict[str, tuple[WindowExpr, WindowSpec]] = {}
+    for expr in window_exprs(node):
+        spec = resolve_window(expr.window, node.windows, lenient=True)
+        alias = next((a for a, item in named.items() if item.expr is expr), None)
+        found[alias or f"#{before + len(found) + 1}"] = (expr, spec)
+    return found
+
+
+def operator_features(query) -> frozenset[str]:
+    out: set[str] = set()
+    for node in walk(query):
+        if isinstance(node, Select):
+            for used, name in ((node.where is not None, "where"), (bool(node.group_by), "group-by"),
+                               (node.having is not None, "having"), (bool(node.order_by), "order-by"),
+                               (node.limit is not None or node.offset is not None, "limit"),
+                               (node.distinct, "distinct")):
+                if used:
+                    out.add(f"operator.{name}")
+        elif isinstance(node, Join):
+            out.add("operator." + {JoinKind.LEFT: "left-join", JoinKind.FULL: "full-join",
+                                   JoinKind.CROSS: "cross-join"}.get(node.kind, "join"))
+            out.add("operator.join")
+        elif isinstance(node, SubqueryRef):
+            out.add("operator.subquery")
+        elif isinstance(node, UnionAll):
+            out.add("operator.union")
+        elif isinstance(node, With):
+            out.add("operator.with")
+    return frozenset(out)
+
+
+def data_features(tables: Iterable[pa.Table]) -> frozenset[str]:
+    out: set[str] = set()
+    for table in tables:
+        if table.num_rows == 0:
+            out.add("data.empty")
+        for column in table.columns:
+            if column.null_count:
+                out.add("data.null")
+            if pa.types.is_floating(column.type):
+                out |= _float_features(column)
+    return frozenset(out)
+
+
+def _float_features(column: pa.ChunkedArray) -> set[str]:
+    out = set()
+    if pc.any(pc.is_nan(column)).as_py():
+        out.add("data.nan")
+    if pc.any(pc.is_inf(column)).as_py():
+        out.add("data.infinity")
+    for value in column.to_pylist():  # -0.0 == 0.0 for compute kernels: look at the sign
+        if value == 0.0 and math.copysign(1.0, value) < 0:
+            out.add("data.negative-zero")
+            break
+    return out
+
+
+def query_features(case) -> frozenset[str]:
+    """What `case` exercises outside its window expressions: operators, data,
+    and the dialect features that are not one expression's."""
+    return ((dialect_features(case.query) - EXPR_LEVEL) | operator_features(case.query)
+            | data_features(case.tables.values()))
+
+
+def case_features(case) -> frozenset[str]:
+    """Everything `case` exercises, query and data alike."""
+    per_expr = set()
+    for described in expression_features(case.query).values():
+        per_expr |= described.features
+    return query_features(case) | per_expr

@@ -1,0 +1,2 @@
+"""`window-harness` commands: the only place that knows argparse.
+"""

@@ -1,0 +1,122 @@
+"""`window-harness gate`: options in, exit code out."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from harness.core.errors import InvalidInput
+
+CORPUS = Path(__file__).resolve().parents[2] / "cases"
+
+
+def add_gate_parser(sub: argparse._SubParsersAction, engines_option, format_option,
+                    engine_python_option) -> None:
+    p = sub.add_parser(
+        "gate",
+        help="CI gate: the corpus plus a seeded fuzz budget, failing only on what the "
+        "known-differences baseline does not explain",
+        description="Run the conformance corpus and a seeded fuzz campaign of --budget-seconds "
+        "on the engines, and judge every verdict against the known-differences baseline: a "
+        "match passes; an `unsupported` passes when the engine's dialect declares it; any other "
+        "verdict passes only when a baseline entry explains it. Engines run as an A/B pair "
+        "(`duckdb,duckdb@candidate` with --engine-python) are also compared with each other: "
+        "a case the other build fails where the released one matched is a regression. "
+        "Exit 0 when everything is a match or explained, 1 on an unexplained verdict or an A/B "
+        "regression (or a stale entry under --strict-baseline), 2 on bad input.",
+    )
+    engines_option(p)
+    engine_python_option(p)
+    from harness.cli.main import add_postgres_options
+
+    add_postgres_options(p)
+    p.add_argument("--baseline", type=Path, help="the known-differences file "
+                   "(default: the repository's baseline/known-differences.yaml)")
+    p.add_argument("--budget-seconds", type=float, default=60.0,
+                   help="seconds of fuzzing after the corpus; 0 runs the corpus alone "
+                   "(default: %(default)s)")
+    p.add_argument("--budget-cases", type=int, metavar="N",
+                   help="also stop the fuzz after N cases, whichever comes first: a budget that "
+                   "does not depend on the machine's speed")
+    p.add_argument("--seed", type=int, default=0,
+                   help="fuzz campaign seed; a fixed one keeps the gate deterministic "
+                   "(default: %(default)s)")
+    p.add_argument("--corpus", action="append", type=Path, metavar="PATH",
+                   help="case files or directories (repeatable; default: the repository's cases/)")
+    p.add_argument("--junit", type=Path, metavar="FILE",
+                   help="write JUnit XML: one testcase per case x engine")
+    p.add_argument("--strict-baseline", action="store_true",
+                   help="fail when a baseline entry explained nothing in this run (stale)")
+    p.add_argument("--out", type=Path, default=Path("reports") / "gate",
+                   help="results directory; an earlier gate's is replaced (default: %(default)s)")
+    p.add_argument("--timeout", type=float, default=30.0,
+                   help="seconds an engine may take per query (default: %(default)s)")
+    format_option(p)
+    from harness.cli.main import add_report_option
+
+    add_report_option(p)
+    p.set_defaults(command=cmd_gate)
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    from harness.baseline.known import DEFAULT_PATH, load_baseline
+    from harness.cases.case import load_cases
+    from harness.cli.fuzz import _ProgressLine
+    from harness.cli.main import _engine_list, check_report_option, engine_options, write_report
+    from harness.engines.registry import get_dialect
+    from harness.gate.junit import write_junit
+    from harness.gate.run import GateConfig, run_gate
+    from harness.gate.text import write_text
+
+    if args.budget_seconds < 0:
+        raise InvalidInput("must not be negative", "--budget-seconds")
+    if args.budget_cases is not None and args.budget_cases < 0:
+        raise InvalidInput("must not be negative", "--budget-cases")
+    if args.timeout <= 0:
+        raise InvalidInput("must be positive", "--timeout")
+    check_report_option(args)
+    names = _engine_list(args.engines)
+    for name in names:
+        get_dialect(name)  # an unknown engine or profile fails before any work
+    options = engine_options(args, names)
+    baseline = load_baseline(args.baseline or DEFAULT_PATH)
+    paths = args.corpus or [CORPUS]
+    cases, errors = load_cases(paths)
+    if errors:
+        for e in errors:
+            print(f"window-harness: invalid case: {e}", file=sys.stderr)
+        return 2
+    if not cases:
+        raise InvalidInput("no case files found", " ".join(map(str, paths)))
+    config = GateConfig(
+        engines=tuple(names), cases=tuple(cases), baseline=baseline, out=args.out, seed=args.seed,
+        budget_seconds=args.budget_seconds, budget_cases=args.budget_cases,
+        strict_baseline=args.strict_baseline,
+        engine_options=options, timeout_seconds=args.timeout, whole_corpus=not args.corpus,
+    )
+
+    def say(text: str) -> None:
+        print(f"gate: {text}", file=sys.stderr, flush=True)
+
+    budget = f"{args.budget_seconds:g} s" + (f" or {args.budget_cases} cases" if args.budget_cases is not None else "")
+    say(f"seed {args.seed}, engines {','.join(names)}, {len(cases)} corpus cases, fuzz budget "
+        f"{budget}, baseline {baseline.path}, out {args.out}")
+    line = _ProgressLine(sys.stderr.isatty())
+    try:
+        result = run_gate(config, say, listener=line.update)
+    finally:
+        line.clear()
+    if args.junit:
+        write_junit(result, args.junit)
+    if args.format == "json":
+        json.dump(result.as_json(), sys.stdout, indent=2, default=str)
+        print()
+    else:
+        write_text(result, sys.stdout)
+        if args.junit:
+            print(f"junit: {args.junit}")
+    if args.report:
+        write_report([args.out], args)
+    return result.exit_code

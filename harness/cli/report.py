@@ -1,0 +1,70 @@
+"""`window-harness report RESULTS... --out FILE.html`, and the `--report` option's work."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness.core.errors import InvalidInput
+
+
+def add_report_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "report",
+        help="write the HTML conformance report of run, fuzz or gate results",
+        description="Read the output directories of `run --out`, `fuzz` and `gate` and write one "
+        "self-contained HTML file (inline CSS, JS and SVG; no network): a summary, plots, the "
+        "conformance matrix (features x engines) and every finding signature with its smallest "
+        "case, each engine's answer beside the reference's, the replay command and the baseline "
+        "status. Exit 0 on success, 2 on bad input.",
+    )
+    p.add_argument("results", nargs="+", metavar="RESULTS",
+                   help="output directories of run --out, fuzz --out or gate --out")
+    p.add_argument("--out", required=True, metavar="FILE.html", help="the HTML file to write")
+    p.add_argument("--baseline", metavar="FILE",
+                   help="known-differences baseline for the findings' status (default: the one a "
+                   "gate recorded, else baseline/known-differences.yaml)")
+    p.add_argument("--title", default="window-harness conformance report", help="the page's title")
+    p.set_defaults(command=_cmd_report)
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    path = make_report([Path(r) for r in args.results], Path(args.out),
+                       Path(args.baseline) if args.baseline else None, args.title)
+    print(f"report: {path}")
+    return 0
+
+
+def check_report_path(out: Path, option: str = "--report") -> None:
+    """Refuse, before any work, a report path that cannot be written."""
+    if out.is_dir():
+        raise InvalidInput(f"{out} is a directory; give a file name such as {out}/report.html", option)
+    if out.suffix.lower() not in (".html", ".htm"):
+        raise InvalidInput(f"{out}: the report is an HTML file; name it FILE.html", option)
+    parent = out.parent if str(out.parent) else Path(".")
+    if parent.exists() and not parent.is_dir():
+        raise InvalidInput(f"{parent} is not a directory", option)
+
+
+def make_report(results: Sequence[Path], out: Path, baseline: Path | None = None,
+                title: str = "window-harness conformance report") -> Path:
+    """Write the report of `results` to `out` (atomically); returns `out`."""
+    from harness.report.html import render_report
+    from harness.report.load import load_results
+
+    check_report_path(out, "--out")
+    if baseline is not None and not baseline.is_file():
+        raise InvalidInput(f"{baseline} is not a file", "--baseline")
+    for path in results:
+        if not path.is_dir():
+            raise InvalidInput(f"{path} is not a directory", "RESULTS")
+    if sys.stderr.isatty():
+        sys.stderr.write("reading results...\r")
+    page = render_report(load_results(list(results), baseline), title)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(page, encoding="utf-8")
+    tmp.replace(out)
+    return out

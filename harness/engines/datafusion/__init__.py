@@ -1,0 +1,1 @@
+"""datafusion: its adapter, its dialect and what else only it needs."""

@@ -1,0 +1,120 @@
+"""Apache DataFusion: one SessionContext per adapter, tables registered from Arrow."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from harness.core.errors import EngineCrash, EngineError, EngineUnavailable
+from harness.engines.base import Engine
+from harness.engines.datafusion.dialect import DATAFUSION
+
+if TYPE_CHECKING:
+    import datafusion
+
+_MAX_MESSAGE = 500
+_PREFIX = re.compile(r"^(DataFusion error: )+")
+
+
+def _load() -> Any:
+    try:
+        import datafusion
+    except ImportError as e:
+        raise EngineUnavailable("datafusion", f"cannot import datafusion: {e}") from e
+    return datafusion
+
+
+def short_message(error: BaseException) -> str:
+    """One line: DataFusion chains causes over lines ('... failed / caused by /
+    Arrow error: Cast error: ...'), and the cause is the informative part."""
+    text = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
+    return _PREFIX.sub("", text)[:_MAX_MESSAGE] or type(error).__name__
+
+
+def is_panic(error: BaseException) -> bool:
+    """A Rust panic inside DataFusion, surfaced by pyo3 as a BaseException."""
+    return type(error).__name__ == "PanicException"
+
+
+def quoted(name: str) -> str:
+    # Registration parses the name as SQL and lower-cases it unless quoted.
+    return '"' + name.replace('"', '""') + '"'
+
+
+def batches(table: pa.Table) -> list[pa.RecordBatch]:
+    # An empty table has no batches, and DataFusion needs one to see a schema.
+    return table.to_batches() or [pa.RecordBatch.from_pylist([], schema=table.schema)]
+
+
+class DataFusionEngine(Engine):
+    """`config` goes to SessionConfig (e.g. {"datafusion.execution.target_partitions": "1"}).
+    `memory_pool_bytes`: a fair spill pool of that size instead of the unbounded
+    default (a runtime setting, not a SessionConfig key), so that operators
+    that can spill do, and the others fail with "Resources exhausted"."""
+
+    name = "datafusion"
+    dialect = DATAFUSION
+
+    def __init__(self, config: Mapping[str, str] | None = None,
+                 memory_pool_bytes: int | None = None) -> None:
+        self._datafusion = _load()
+        self._config = dict(config or {})
+        self._memory_pool_bytes = memory_pool_bytes
+        self._ctx: datafusion.SessionContext | None = None
+        self._registered: dict[str, pa.Table] = {}
+
+    def start(self) -> None:
+        self._context()
+
+    def version(self) -> str:
+        # The Rust core's version (what decides behaviour) can be ahead of the
+        # Python binding's: datafusion-python 55.0.0 reports core 55.2.0.
+        text = self._collect("SELECT version() AS v").column(0)[0].as_py()
+        match = re.search(r"DataFusion (\S+?),", text)
+        return match.group(1) if match else str(self._datafusion.__version__)
+
+    def _context(self) -> datafusion.SessionContext:
+        if self._ctx is None:
+            config = self._datafusion.SessionConfig(self._config)
+            runtime = None
+            if self._memory_pool_bytes is not None:
+                builder = self._datafusion.RuntimeEnvBuilder()
+                runtime = builder.with_fair_spill_pool(self._memory_pool_bytes)
+            self._ctx = self._datafusion.SessionContext(config, runtime)
+            self._registered = {}
+        return self._ctx
+
+    def _register(self, ctx: datafusion.SessionContext, tables: Mapping[str, pa.Table]) -> None:
+        for name in list(self._registered):
+            if self._registered[name] is not tables.get(name):
+                ctx.deregister_table(quoted(name))
+                del self._registered[name]
+        for name, table in tables.items():
+            if name not in self._registered:
+                ctx.register_record_batches(quoted(name), [batches(table)])
+                self._registered[name] = table
+
+    def run(self, tables: Mapping[str, pa.Table], sql: str) -> pa.Table:
+        self._register(self._context(), tables)
+        return self._collect(sql)
+
+    def _collect(self, sql: str) -> pa.Table:
+        ctx = self._context()
+        try:
+            return ctx.sql(sql).to_arrow_table()
+        # datafusion-python raises plain Exception/ValueError for every engine
+        # error (there is no narrower class), so this is the translation point.
+        except Exception as e:
+            raise EngineError(self.name, short_message(e)) from e
+        except BaseException as e:
+            if not is_panic(e):
+                raise
+            self._ctx = None  # do not trust a context a panic unwound through
+            raise EngineCrash(self.name, "panic: " + short_message(e)) from e
+
+    def close(self) -> None:
+        self._ctx = None
+        self._registered = {}

@@ -1,0 +1,177 @@
+"""Apache DataFusion's SQL (measured on datafusion-python 55.0.0, core 55.2.0).
+
+DataFusion reads GROUPS, DISTINCT and FILTER on window aggregates, standard
+`lag(v) IGNORE NULLS OVER (...)`, RANGE with INTERVAL offsets and every
+canonical type name. An explicit frame on rank/row_number/ntile/lag is accepted
+and ignored, as the standard says.
+
+A frame offset must be a bare number, string or interval literal: `CAST(...)`,
+even `(1)`, is rejected ("frame offsets for RANGE must be either a numeric
+value, a string value or an interval"), so `frame_offset_literal` writes
+DECIMAL and REAL offsets as bare numbers; DataFusion casts the offset to the
+ORDER BY key's type, and a bare `0.7500000000000000001` is read exactly.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass
+from decimal import Decimal
+
+from harness.core.dialect import NULLS_LARGEST, Dialect, Feature
+from harness.core.semantics import (
+    AvgType,
+    DateFromString,
+    DatetimeVsString,
+    NthValueBelowOne,
+    Overflow,
+    SemanticsProfile,
+    StringAggArgument,
+)
+from harness.core.types import SqlType, TypeKind
+
+UNSUPPORTED = frozenset({
+    # `7 // 2`: "This feature is not implemented: Operator DIV is not yet
+    # supported"; `7 DIV 2` and div(7, 2) do not parse or exist either (55.2).
+    Feature.INT_DIV_OPERATOR,
+    # `ORDER BY ALL`: "Schema error: No field named all" (GROUP BY ALL works).
+    Feature.ORDER_BY_ALL,
+    # Any offset but a bare number, string or interval literal, even `(2)` or
+    # `1 + 1`: "Invalid window frame: frame offsets for ROWS / GROUPS must be
+    # non negative integers" (RANGE: "... must be either a numeric value, a
+    # string value or an interval"). Typed literals go through
+    # `frame_offset_literal` as bare numbers.
+    Feature.FRAME_OFFSET_EXPRESSION,
+    Feature.FRAME_OFFSET_INTERVAL_EXPRESSION,
+    Feature.EXCLUDE,  # any EXCLUDE, NO OTHERS included: ParserError
+    Feature.NTH_VALUE_FROM_LAST,  # ParserError
+    # `string_agg(s, ',' ORDER BY k) OVER (...)`: "Aggregate ORDER BY is not
+    # implemented for window functions". (It works with GROUP BY, but the
+    # feature table has one flag for both.)
+    Feature.ORDERED_AGGREGATE,
+    # Subqueries (measured on 55.2.0). IN and EXISTS are planned only as
+    # filters and joins (WHERE, HAVING, ON, even inside a CASE there); in the
+    # select list or a window's arguments: "This feature is not implemented:
+    # Physical plan does not support logical expression InSubquery(...)" /
+    # "... Exists(...)".
+    Feature.SUBQUERY_PREDICATE_AS_VALUE,
+    # `sum((SELECT count(*) FROM t AS u WHERE u.k = t.k)) OVER (...)`, and the
+    # same in PARTITION BY: "Correlated scalar subquery can only be used in
+    # Projection, Filter, Aggregate plan nodes".
+    Feature.CORRELATED_SUBQUERY_IN_WINDOW,
+    # `(SELECT u.v FROM t AS u WHERE u.id = t.id)`: "Correlated scalar
+    # subquery must be aggregated to return at most one row".
+    Feature.CORRELATED_SCALAR_UNAGGREGATED,
+    # A column of the query two levels out: "Schema error: No field named t.k.
+    # Did you mean '__correlated_sq_1.k'?".
+    Feature.CORRELATION_BEYOND_PARENT,
+    # `percentile_cont(0.25) WITHIN GROUP (ORDER BY v) OVER (...)`: "OVER and
+    # WITHIN GROUP clause cannot be used together" (GROUP BY works).
+    Feature.WITHIN_GROUP_WINDOW,
+})
+
+# Aggregates DataFusion 55 does not have, as a window aggregate or with GROUP
+# BY: "Error during planning: Invalid function 'mode'" (likewise quantile_disc,
+# percentile_disc, first, last, count_if). Its median, quantile_cont,
+# any_value, covar/corr/regr_* and bit_* are the canonical ones.
+MISSING_FUNCTIONS = frozenset({
+    "mode", "quantile_disc", "percentile_disc", "first", "last", "count_if",
+})
+
+# Valid queries DataFusion refuses (error conformance: `wrongly-rejected`).
+REFUSALS = {
+    # `ROWS BETWEEN 2 FOLLOWING AND 1 FOLLOWING` (also RANGE and GROUPS): the
+    # standard makes the frame empty; DataFusion 55 says at planning "Invalid
+    # window frame: start bound (2 FOLLOWING) cannot be larger than end bound
+    # (1 FOLLOWING)".
+    Feature.FRAME_START_AFTER_END: r"Invalid window frame: start bound .* cannot be larger than end bound",
+}
+
+# Words that must be quoted as identifiers on DataFusion 55 beyond the shared
+# KEYWORDS: measured by using every word of Spark's, DuckDB's and PostgreSQL's
+# keyword lists unquoted as a column, alias and table name. Most are niladic
+# functions (`SELECT current_date FROM t` calls the function).
+EXTRA_KEYWORDS = frozenset({
+    "current_catalog", "current_date", "current_time", "current_timestamp", "current_user",
+    "exists", "localtime", "localtimestamp", "returning", "session_user", "struct", "trim",
+    "unnest", "user"
+})
+
+# DataFusion's TIMESTAMP is Timestamp(ns), which holds only 1677..2262 and
+# differs from the loaded Arrow columns (us); TIMESTAMP(6) is Timestamp(us).
+_TIMESTAMP = "TIMESTAMP(6)"
+
+
+@dataclass(frozen=True, eq=False)
+class DataFusionDialect(Dialect):
+    def needs_quotes(self, name: str) -> bool:
+        return super().needs_quotes(name) or name in EXTRA_KEYWORDS
+
+    def decimal_literal(self, value: Decimal, t: SqlType) -> str:
+        # A bare 1.50 is a Float64 here, so CAST(1.50 AS DECIMAL(38,10)) goes
+        # through a double and loses digits (measured: ...678.1234567890 came
+        # back as ...460.6797053952). A string is cast exactly.
+        return f"CAST('{format(value, 'f')}' AS {self.type_name(t)})"
+
+    def frame_offset_literal(self, value: object, t: SqlType) -> str | None:
+        # CAST(2 AS BIGINT) is refused; a bare 2 counts the same rows (ROWS,
+        # GROUPS) and is cast to the key's type (RANGE).
+        if type(value) is int:
+            return str(value)
+        if isinstance(value, Decimal):
+            return format(value, "f")
+        if isinstance(value, float) and math.isfinite(value):
+            return repr(value)
+        return None
+
+    def timestamp_literal(self, value: dt.datetime) -> str:
+        # TIMESTAMP '0001-01-01 00:00:00' overflows Timestamp(ns).
+        return f"CAST('{value.isoformat(sep=' ')}' AS {_TIMESTAMP})"
+
+
+DATAFUSION = DataFusionDialect(
+    name="datafusion",
+    unsupported=UNSUPPORTED,
+    refusals=REFUSALS,
+    not_implemented=(r"This feature is not implemented",),
+    # generate_series/range name their column `value` whatever the alias
+    # (measured on 55.2: `SELECT g.generate_series FROM generate_series(1, 3) g`
+    # is "No field named g.generate_series. Valid fields are g.value"); VALUES
+    # names column1, column2, ... as the standard's rule does.
+    explicit_source_columns=True,
+    # "Aggregate can not be used as a sliding accumulator because
+    # `retract_batch` is not implemented" once the frame start moves (55.2).
+    no_moving_frame_start=frozenset({"bool_and", "bool_or", "string_agg", "any_value", "bit_and",
+                                     "bit_or"}),
+    missing_functions=MISSING_FUNCTIONS,
+    semantics=SemanticsProfile(
+        name="datafusion",
+        null_ordering=NULLS_LARGEST,
+        # a / b on integers truncates; sum(bigint) wraps silently past 2^63
+        # (measured on 55: 2^62 + 2^62 = -2^63).
+        sum_overflow=Overflow.WRAP,
+        # avg(DECIMAL(10,2)) is DECIMAL(14,6), cut toward zero: avg(-2.00,
+        # 1.43, -2.00) = -0.856666 (measured on 55.2; the standard leaves the
+        # scale and the rounding implementation-defined).
+        avg_of_decimals=AvgType.PLUS4_TRUNCATED,
+        # Lenient readings (measured on 55.2): nth_value(v, 0) is NULL and
+        # nth_value(v, -k) the k-th value from the frame's end: nth_value(id,
+        # -2) over ids 1..3 is 2, over ROWS 2 PRECEDING it is the row before,
+        # with IGNORE NULLS the k-th non-NULL from the end, past the frame
+        # NULL. CAST('2024-01-02 10:30:00' AS DATE) (with a T, with '.5'
+        # seconds) is 2024-01-02, '2024-01-02 25:99:00', '2024-01-02 junk' and
+        # '2024-01-02 10:30' (no seconds) are "Cannot cast string ... to value
+        # of Date32 type" (arrow-rs falls back to its timestamp parser for a
+        # string longer than a date: apache/arrow-rs#5282); d > '2024-01-01' and ts = '2024-01-02 10:30:00'
+        # read the literal as the column's type (as DuckDB; 'not a date' is
+        # the same cast error); string_agg(i, ',') casts to text: 1,-2;
+        # 1.50,-0.05; true,false; 2024-01-01 (floats 1e20, 1e-7; timestamps
+        # 2024-01-02T10:30:00, 2024-01-03T00:00:00.500).
+        nth_value_below_one=NthValueBelowOne.FROM_END,
+        date_from_string=DateFromString.TIMESTAMP_DATE,
+        datetime_vs_string=DatetimeVsString.LITERAL_CAST,
+        string_agg_argument=StringAggArgument.CAST_TO_TEXT,
+    ),
+    type_names={TypeKind.TIMESTAMP: _TIMESTAMP},
+)

@@ -1,0 +1,1 @@
+"""duckdb: its adapter, its dialect and what else only it needs."""

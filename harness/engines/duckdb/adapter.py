@@ -1,0 +1,85 @@
+"""DuckDB: one in-memory connection per adapter, tables registered from Arrow."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from harness.core.errors import EngineError, EngineUnavailable
+from harness.engines.base import Engine
+from harness.engines.duckdb.dialect import DUCKDB
+
+if TYPE_CHECKING:
+    import duckdb
+
+_MAX_MESSAGE = 500
+
+
+def _load() -> Any:
+    try:
+        import duckdb
+    except ImportError as e:
+        raise EngineUnavailable("duckdb", f"cannot import duckdb: {e}") from e
+    return duckdb
+
+
+def short_message(error: BaseException) -> str:
+    """The first line of a DuckDB error ('Binder Error: ...'), without the
+    'LINE 1: ...' context and candidate lists that follow it."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return (lines[0] if lines else type(error).__name__)[:_MAX_MESSAGE]
+
+
+class DuckDBEngine(Engine):
+    """`config` goes to duckdb.connect (e.g. {"threads": "1", "memory_limit": "64MB"})."""
+
+    name = "duckdb"
+    dialect = DUCKDB
+
+    def __init__(self, config: Mapping[str, str] | None = None) -> None:
+        self._duckdb = _load()
+        self._config = dict(config or {})
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._registered: dict[str, pa.Table] = {}
+
+    def start(self) -> None:
+        self._connection()
+
+    def version(self) -> str:
+        return str(self._duckdb.__version__)
+
+    def _connection(self) -> duckdb.DuckDBPyConnection:
+        if self._con is None:
+            self._con = self._duckdb.connect(":memory:", config=self._config)
+            self._registered = {}
+        return self._con
+
+    def _register(self, con: duckdb.DuckDBPyConnection, tables: Mapping[str, pa.Table]) -> None:
+        # Drop what this query does not name, so a stale table never answers.
+        for name in [n for n in self._registered if n not in tables]:
+            con.unregister(name)
+            del self._registered[name]
+        for name, table in tables.items():
+            if self._registered.get(name) is not table:
+                con.register(name, table)
+                self._registered[name] = table
+
+    def run(self, tables: Mapping[str, pa.Table], sql: str) -> pa.Table:
+        con = self._connection()
+        self._register(con, tables)
+        try:
+            relation = con.sql(sql)
+            return relation.to_arrow_table() if relation is not None else pa.table({})
+        except self._duckdb.Error as e:
+            if isinstance(e, (self._duckdb.FatalException, self._duckdb.InternalException)):
+                # DuckDB invalidates the database after these; start afresh.
+                self.close()
+            raise EngineError(self.name, short_message(e)) from e
+
+    def close(self) -> None:
+        if self._con is not None:
+            self._con.close()
+            self._con = None
+            self._registered = {}

@@ -1,0 +1,1 @@
+"""postgres: its adapter, its dialect and what else only it needs."""

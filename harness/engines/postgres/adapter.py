@@ -1,0 +1,367 @@
+"""PostgreSQL, through psycopg 3: one connection per adapter, tables in a private schema.
+
+Where the server is, in this order: the `dsn` option (a libpq connection
+string), a throwaway server of this adapter's own when `local` is set
+(`harness.engines.postgres.local`; stopped by `close`), the environment
+variable WINDOW_HARNESS_POSTGRES_DSN. Without any of them the engine is
+unavailable. The command line (`--postgres-dsn`, `--postgres-local`) starts
+one local server per command and hands its DSN to every adapter.
+
+Each adapter works in a schema of its own (`wh_<pid>_<random>`, the only one
+on its search_path, dropped at `close`), so adapters sharing a server never
+see each other's tables. The session runs in UTC with ISO dates, every float
+digit (extra_float_digits = 3) and standard-conforming strings.
+
+Tables are loaded with CREATE UNLOGGED TABLE, in the dialect's type names,
+and COPY, and reloaded only when the Arrow table object changes. Types map
+one to one (int16 smallint, int32 integer, int64 bigint, float32 real,
+float64 double precision, decimal(p,s) numeric(p,s), string text, bool
+boolean, date, timestamp without time zone). Strings get COLLATE "C", byte
+order, as the reference sorts: the database's default collation may be
+another on an external server (strings a query computes, e.g. a CAST to
+VARCHAR, still sort by that default there; the local server's is C.UTF-8).
+Data PostgreSQL cannot hold as it is makes the run Unsupported("data.<what>"):
+TINYINT columns (no 1-byte integer, and nothing is silently widened),
+intervals, lists, and strings holding NUL.
+
+Results become Arrow by the column types the server declares (never by the
+Python values): numeric(p,s) becomes decimal128(p, s), and a numeric without
+precision (sum, avg, ...) decimal128(38, s), s the largest scale in the
+column (decimal256(76, s) when 38 digits do not hold every value; beyond
+76 digits, Unsupported("result.numeric-beyond-76-digits")), arrays
+(array_agg) lists of their element type; any other type is an EngineError.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import secrets
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from harness.core.errors import (
+    EngineCrash,
+    EngineError,
+    EngineTimeout,
+    EngineUnavailable,
+    InvalidInput,
+    Unsupported,
+)
+from harness.core.types import SqlType, TypeKind, from_arrow
+from harness.engines.base import Engine, reload_tables
+from harness.engines.postgres.dialect import (
+    NUL_DATA,
+    OTHER_DATA,
+    POSTGRES,
+    UNREPRESENTABLE_DATA,
+    WIDE_NUMERIC_RESULT,
+)
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from harness.engines.postgres.local import LocalPostgres
+
+ENV_DSN = "WINDOW_HARNESS_POSTGRES_DSN"
+NO_SERVER = ("no server: pass --postgres-dsn DSN, set WINDOW_HARNESS_POSTGRES_DSN, or "
+             "--postgres-local to start a throwaway local server")
+CONNECT_TIMEOUT = 10  # seconds
+_MAX_MESSAGE = 500
+
+# Session settings: results in UTC, ISO dates, floats with every digit,
+# backslashes in literals taken literally. client_connection_check_interval
+# (PostgreSQL 14+) lets the server stop a query whose client was killed (a
+# worker past its timeout) instead of running it to the end.
+_SESSION = {
+    "TimeZone": "UTC",
+    "DateStyle": "ISO",
+    "extra_float_digits": "3",
+    "standard_conforming_strings": "on",
+    "client_encoding": "UTF8",
+}
+_OPTIONAL_SESSION = {"client_connection_check_interval": "1000", "lc_messages": "C"}
+
+# Result column types by type OID (pg_type), and their arrays' element types.
+_SCALARS: dict[str, pa.DataType | None] = {
+    "int2": pa.int16(), "int4": pa.int32(), "int8": pa.int64(),
+    "float4": pa.float32(), "float8": pa.float64(),
+    "numeric": None,  # sized to the column's values
+    "text": pa.string(), "varchar": pa.string(), "bool": pa.bool_(),
+    "date": pa.date32(), "timestamp": pa.timestamp("us"),
+}
+
+
+def _load() -> Any:
+    try:
+        import psycopg
+    except ImportError as e:
+        raise EngineUnavailable("postgres", f"cannot import psycopg: {e}") from e
+    return psycopg
+
+
+def short_message(error: BaseException) -> str:
+    """'[SQLSTATE] primary message', without the DETAIL, HINT and LINE context."""
+    sqlstate = getattr(error, "sqlstate", None)
+    diag = getattr(error, "diag", None)
+    primary = getattr(diag, "message_primary", None) if diag is not None else None
+    if not primary:
+        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+        primary = lines[0] if lines else type(error).__name__
+    return (f"[{sqlstate}] {primary}" if sqlstate else primary)[:_MAX_MESSAGE]
+
+
+def where(dsn: str) -> str:
+    """host:port/dbname of a connection string, never its password."""
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        parts = conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError:  # libpq cannot parse it
+        return "the server the DSN names (which does not parse)"
+    host = parts.get("host") or parts.get("hostaddr") or "the default socket"
+    return f"{host}:{parts.get('port') or 5432}/{parts.get('dbname') or '(default database)'}"
+
+
+class PostgresEngine(Engine):
+    """See the module docstring; `dsn` and `local` say where the server is."""
+
+    name = "postgres"
+    dialect = POSTGRES
+
+    def __init__(self, dsn: str | None = None, local: bool = False) -> None:
+        self._psycopg = _load()
+        # None: this adapter's own local server (`local`), started on first use.
+        self._dsn = dsn or (None if local else os.environ.get(ENV_DSN)) or None
+        if self._dsn is None and not local:
+            raise EngineUnavailable(self.name, NO_SERVER)
+        self._server: LocalPostgres | None = None
+        self._con: psycopg.Connection | None = None
+        self._connected = False  # once: a failed reconnection is then a crash
+        self._schema = f"wh_{os.getpid()}_{secrets.token_hex(4)}"
+        self._loaded: dict[str, pa.Table] = {}
+        self._version: str | None = None
+
+    # -- lifecycle ----------------------------------------------------------------
+
+    def start(self) -> None:
+        self._connection()
+
+    def version(self) -> str:
+        if self._version is None:
+            text = self._connection().execute("SHOW server_version").fetchone()[0]
+            self._version = str(text).split()[0]  # '15.18 (Debian 15.18-0+deb12u1)'
+        return self._version
+
+    def _connection(self) -> psycopg.Connection:
+        if self._con is None or self._con.closed:
+            dsn = self._dsn or self._start_server()
+            try:
+                self._con = self._connect(dsn)
+            except EngineUnavailable as e:
+                if self._connected:  # it answered before: the server went away
+                    raise EngineCrash(self.name, str(e)) from e
+                raise
+            self._connected = True
+            self._loaded = {}
+        return self._con
+
+    def _start_server(self) -> str:
+        from harness.engines.postgres.local import LocalPostgres
+
+        if self._server is None:
+            self._server = LocalPostgres()
+        self._server.start()
+        return self._server.dsn
+
+    def _connect(self, dsn: str) -> psycopg.Connection:
+        try:
+            con = self._psycopg.connect(dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+        except self._psycopg.Error as e:
+            raise EngineUnavailable(self.name, f"cannot connect to {where(dsn)}: {short_message(e)}") from None
+        try:
+            self._prepare_session(con)
+        except self._psycopg.Error as e:
+            con.close()
+            raise EngineUnavailable(self.name, f"cannot prepare a session on {where(dsn)} "
+                                    f"(settings, schema {self._schema}): {short_message(e)}") from None
+        return con
+
+    def _prepare_session(self, con: psycopg.Connection) -> None:
+        for setting, value in _SESSION.items():
+            con.execute(f"SELECT set_config('{setting}', %s, false)", (value,))
+        for setting, value in _OPTIONAL_SESSION.items():
+            # Unknown before PostgreSQL 14, or reserved to superusers: then not set.
+            with contextlib.suppress(self._psycopg.Error):
+                con.execute(f"SELECT set_config('{setting}', %s, false)", (value,))
+        schema = self.dialect.quote(self._schema)
+        con.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        con.execute(f"CREATE SCHEMA {schema}")
+        con.execute(f"SET search_path TO {schema}")
+
+    def close(self) -> None:
+        con, self._con = self._con, None
+        self._loaded = {}
+        if con is not None and not con.closed:
+            with contextlib.suppress(self._psycopg.Error):
+                con.execute(f"DROP SCHEMA IF EXISTS {self.dialect.quote(self._schema)} CASCADE")
+            con.close()
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+
+    # -- queries ----------------------------------------------------------------------
+
+    def run(self, tables: Mapping[str, pa.Table], sql: str) -> pa.Table:
+        con = self._connection()
+        try:
+            self._load(con, tables)
+            cursor = con.cursor(binary=True)
+            cursor.execute(sql)
+            description = cursor.description or []
+            rows = cursor.fetchall() if description else []
+        except self._psycopg.Error as e:
+            raise self._translate(e) from e
+        return to_arrow([ResultColumn(d.name, d.type_code, d.precision, d.scale)
+                         for d in description], rows)
+
+    def _translate(self, error: Exception) -> EngineError:
+        message = short_message(error)
+        if self._con is None or self._con.broken or self._con.closed:
+            self._con, self._loaded = None, {}  # the next query connects afresh
+            return EngineCrash(self.name, f"lost the connection: {message}")
+        if isinstance(error, self._psycopg.errors.QueryCanceled):  # the server's statement_timeout
+            return EngineTimeout(self.name, message)
+        return EngineError(self.name, message)
+
+    # -- loading --------------------------------------------------------------------------
+
+    def _load(self, con: psycopg.Connection, tables: Mapping[str, pa.Table]) -> None:
+        reload_tables(self._loaded, tables,
+                      lambda name: con.execute(f"DROP TABLE IF EXISTS {self.dialect.quote(name)}"),
+                      lambda name, table: self._create(con, name, table))
+
+    def _create(self, con: psycopg.Connection, name: str, table: pa.Table) -> None:
+        check_representable(table)
+        q = self.dialect.quote
+        columns = ", ".join(f"{q(f.name)} {self._declared_type(f)}" for f in table.schema)
+        rows = zip(*(c.to_pylist() for c in table.columns), strict=True)
+        with con.transaction():  # a failed COPY leaves no half-loaded table behind
+            con.execute(f"CREATE UNLOGGED TABLE {q(name)} ({columns})")
+            with con.cursor().copy(f"COPY {q(name)} FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+
+    def _declared_type(self, f: pa.Field) -> str:
+        t = _logical(f)
+        text = self.dialect.type_name(t)
+        # Byte order, as the reference compares strings.
+        return text + ' COLLATE "C"' if t.kind is TypeKind.STRING else text
+
+
+def _logical(f: pa.Field) -> SqlType:
+    try:
+        return from_arrow(f.type)
+    except InvalidInput as e:
+        raise Unsupported(OTHER_DATA, f"column {f.name!r} is {f.type}: {e}") from None
+
+
+def check_representable(table: pa.Table) -> None:
+    """Raise Unsupported when a table holds what PostgreSQL would store differently."""
+    for field, column in zip(table.schema, table.columns, strict=True):
+        kind = _logical(field).kind
+        if kind in UNREPRESENTABLE_DATA:
+            raise Unsupported(UNREPRESENTABLE_DATA[kind], f"column {field.name!r} is {field.type}")
+        if kind is TypeKind.STRING and pc.any(pc.match_substring(column, "\x00")).as_py():
+            raise Unsupported(NUL_DATA, f"column {field.name!r} holds a NUL character")
+
+
+# -- results ------------------------------------------------------------------------------
+
+
+class ResultColumn(NamedTuple):
+    """A result column as the server declares it: name, type OID, and for a
+    numeric(p,s) its precision and scale (None for an unconstrained numeric)."""
+
+    name: str
+    oid: int
+    precision: int | None = None
+    scale: int | None = None
+
+
+def to_arrow(columns: Sequence[ResultColumn], rows: list[tuple]) -> pa.Table:
+    """Rows of a result, typed by the types the server declared for its columns."""
+    values = list(zip(*rows, strict=True)) if rows else [() for _ in columns]
+    arrays = [_array(c, list(column)) for c, column in zip(columns, values, strict=True)]
+    return pa.Table.from_arrays(arrays, names=[c.name for c in columns])
+
+
+def _array(column: ResultColumn, values: list) -> pa.Array:
+    scalars, arrays = _oid_maps()
+    scalar = scalars.get(column.oid)
+    if scalar is not None:
+        return pa.array(values, type=_arrow_type(column, scalar, values))
+    element = arrays.get(column.oid)
+    if element is not None:
+        elements = [x for v in values if v is not None for x in v]
+        return pa.array(values, type=pa.list_(_arrow_type(column, element, elements)))
+    raise EngineError("postgres", f"result column {column.name!r} has type "
+                      f"{_type_name(column.oid)}, which the harness does not map to Arrow")
+
+
+def _arrow_type(column: ResultColumn, pg_type: str, values: list) -> pa.DataType:
+    arrow_type = _SCALARS[pg_type]
+    if arrow_type is not None:
+        return arrow_type
+    if column.precision is not None and column.scale is not None and column.precision <= 38:
+        return pa.decimal128(column.precision, column.scale)  # a numeric(p,s) column or CAST
+    return decimal_type(column.name, values)
+
+
+def decimal_type(name: str, values: list) -> pa.DataType:
+    """decimal128(38, s), s the largest scale among `values`; decimal256(76, s)
+    when 38 digits do not hold them all. NaN and infinities have no Arrow form."""
+    whole, scale = 0, 0
+    for value in values:
+        if value is None:
+            continue
+        if not value.is_finite():
+            raise EngineError("postgres", f"result column {name!r} holds the numeric {value}, "
+                              "which an Arrow decimal cannot")
+        _, digits, exponent = value.as_tuple()
+        scale = max(scale, -exponent)
+        if value != 0:  # 0 has a digit, but needs none before the point
+            whole = max(whole, len(digits) + exponent)
+    for arrow_type, precision in ((pa.decimal128, 38), (pa.decimal256, 76)):
+        if whole + scale <= precision:
+            return arrow_type(precision, scale)
+    # PostgreSQL's numeric has no such limit (a variance of DECIMAL(38,38)
+    # values can have 80 digits after the point): a limit of what can be
+    # compared, not an error of the engine's.
+    raise Unsupported(WIDE_NUMERIC_RESULT, f"result column {name!r} needs {whole + scale} digits")
+
+
+def _type_name(oid: int) -> str:
+    from psycopg.postgres import types
+
+    info = types.get(oid)
+    return info.name if info is not None else f"OID {oid}"
+
+
+@functools.cache
+def _oid_maps() -> tuple[dict[int, str], dict[int, str]]:
+    """OID -> type name of _SCALARS, and array OID -> its element's type name
+    (psycopg is imported only once an engine exists)."""
+    from psycopg.postgres import types
+
+    scalars, arrays = {}, {}
+    for name in _SCALARS:
+        info = types[name]
+        scalars[info.oid] = name
+        arrays[info.array_oid] = name
+    return scalars, arrays

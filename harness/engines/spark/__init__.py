@@ -1,0 +1,1 @@
+"""spark: its adapter, its dialect and what else only it needs."""

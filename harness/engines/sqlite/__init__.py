@@ -1,0 +1,1 @@
+"""sqlite: its adapter, its dialect and what else only it needs."""

@@ -1,0 +1,145 @@
+"""SQLite, through Python's sqlite3: one in-memory database per adapter.
+
+Tables are loaded from Arrow with CREATE TABLE (declared types, so columns get
+SQLite's INTEGER, REAL and TEXT affinities) and executemany. SQLite is judged
+only on data it can hold faithfully: a table with a DECIMAL (stored as REAL),
+DATE or TIMESTAMP (no such types), BOOLEAN (stored as 0/1 INTEGER) column, or
+a NaN (stored as NULL), makes the run Unsupported("data.<what>").
+
+Results carry no column types (SQLite types values, not columns), so each
+column's Arrow type is inferred from its Python values: int -> int64, float
+-> float64, str -> string, bytes -> binary, nothing but NULL -> null. A column
+mixing integers and reals (SQLite's dynamic typing, e.g. `lag(f, 1, 0)` over a
+REAL column) is float64, as a typed engine would cast it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from harness.core.errors import EngineError, InvalidInput, Unsupported
+from harness.core.types import TypeKind, from_arrow
+from harness.engines.base import Engine, reload_tables
+from harness.engines.sqlite.dialect import NAN_DATA, OTHER_DATA, SQLITE, UNREPRESENTABLE_DATA
+
+_MAX_MESSAGE = 500
+
+# Arrow types whose values SQLite cannot hold as they are.
+_UNREPRESENTABLE = [
+    (pa.types.is_decimal, UNREPRESENTABLE_DATA[TypeKind.DECIMAL]),
+    (pa.types.is_date, UNREPRESENTABLE_DATA[TypeKind.DATE]),
+    (pa.types.is_timestamp, UNREPRESENTABLE_DATA[TypeKind.TIMESTAMP]),
+    (pa.types.is_boolean, UNREPRESENTABLE_DATA[TypeKind.BOOL]),
+]
+
+
+def short_message(error: BaseException) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return (lines[0] if lines else type(error).__name__)[:_MAX_MESSAGE]
+
+
+def check_representable(tables: Mapping[str, pa.Table]) -> None:
+    """Raise Unsupported when a table holds what SQLite would store differently."""
+    for table in tables.values():
+        for field, column in zip(table.schema, table.columns, strict=True):
+            for check, feature in _UNREPRESENTABLE:
+                if check(field.type):
+                    raise Unsupported(feature, f"column {field.name!r} is {field.type}")
+            if pa.types.is_floating(field.type) and pc.any(pc.is_nan(column)).as_py():
+                raise Unsupported(NAN_DATA, f"column {field.name!r} holds NaN")
+
+
+def column_type(values: Sequence[object]) -> pa.DataType:
+    """The Arrow type of one result column, from the Python types of its values."""
+    kinds = {type(v) for v in values if v is not None}
+    if not kinds:
+        return pa.null()
+    if kinds <= {int}:
+        return pa.int64()
+    if kinds <= {int, float}:
+        return pa.float64()
+    if kinds == {str}:
+        return pa.string()
+    if kinds == {bytes}:
+        return pa.binary()
+    names = ", ".join(sorted(k.__name__ for k in kinds))
+    raise EngineError("sqlite", f"a result column mixes values of types {names}")
+
+
+def to_arrow(names: list[str], rows: list[tuple]) -> pa.Table:
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in names]
+    arrays = []
+    for values in columns:
+        t = column_type(values)
+        arrays.append(pa.array([float(v) if pa.types.is_float64(t) and v is not None else v
+                                for v in values], type=t))
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+class SQLiteEngine(Engine):
+    name = "sqlite"
+    dialect = SQLITE
+
+    def __init__(self) -> None:
+        self._con: sqlite3.Connection | None = None
+        self._loaded: dict[str, pa.Table] = {}
+
+    def start(self) -> None:
+        self._connection()
+
+    def version(self) -> str:
+        return sqlite3.sqlite_version
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._con is None:
+            # Autocommit: loading opens its own transaction; queries need none.
+            self._con = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+            self._loaded = {}
+        return self._con
+
+    def run(self, tables: Mapping[str, pa.Table], sql: str) -> pa.Table:
+        check_representable(tables)
+        con = self._connection()
+        try:
+            self._load(con, tables)
+            cursor = con.execute(sql)
+            rows = cursor.fetchall()
+        except (sqlite3.Error, sqlite3.Warning) as e:
+            raise EngineError(self.name, short_message(e)) from e
+        names = [d[0] for d in cursor.description or ()]
+        return to_arrow(names, rows)
+
+    def _load(self, con: sqlite3.Connection, tables: Mapping[str, pa.Table]) -> None:
+        reload_tables(self._loaded, tables,
+                      lambda name: con.execute(f"DROP TABLE {self.dialect.quote(name)}"),
+                      lambda name, table: self._create(con, name, table))
+
+    def _create(self, con: sqlite3.Connection, name: str, table: pa.Table) -> None:
+        q = self.dialect.quote
+        columns = ", ".join(f"{q(f.name)} {self._declared_type(f)}" for f in table.schema)
+        con.execute("BEGIN")
+        try:
+            con.execute(f"CREATE TABLE {q(name)} ({columns})")
+            marks = ", ".join("?" for _ in table.schema)
+            rows = zip(*(c.to_pylist() for c in table.columns), strict=True)
+            con.executemany(f"INSERT INTO {q(name)} VALUES ({marks})", rows)
+        except BaseException:  # whatever stopped the load: undo it, then let it propagate
+            con.execute("ROLLBACK")
+            raise
+        con.execute("COMMIT")
+
+    def _declared_type(self, f: pa.Field) -> str:
+        try:
+            return self.dialect.type_name(from_arrow(f.type))
+        except InvalidInput as e:
+            raise Unsupported(OTHER_DATA, f"{f.type}: {e}") from None
+
+    def close(self) -> None:
+        if self._con is not None:
+            self._con.close()
+            self._con = None
+            self._loaded = {}

@@ -1,0 +1,3 @@
+"""What a failing verdict becomes: a signed finding, the majority view, a reduced
+case, a replay, an exported regression test.
+"""

@@ -1,0 +1,235 @@
+"""Turn a failing verdict into a finding: signed, classified, saved, reduced.
+
+The first case of each signature is saved as a self-contained case file
+(tables, canonical SQL, and a `finding` record with the seeds, the harness
+and engine versions, and each engine's SQL, verdict and answer), so it
+reproduces on a later commit without the generator. It is then reduced
+while its signature holds, and the reduction is confirmed by one more plain
+(unbatched) run on every engine before it is saved next to the original.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pyarrow as pa
+
+from harness.cases.case import Case
+from harness.cases.casefile import rows_doc, save_case
+from harness.engines.base import Engine
+from harness.findings.majority import classify
+from harness.findings.signature import Signature, signature
+from harness.judge.compare import Verdict
+from harness.judge.runner import Result, run_case
+
+FINDING_VERDICTS = frozenset({
+    Verdict.MISMATCH, Verdict.TYPE_MISMATCH, Verdict.ERROR, Verdict.CRASH, Verdict.TIMEOUT,
+    Verdict.SUSPECT_REFERENCE, Verdict.NONDETERMINISTIC, Verdict.WRONGLY_ACCEPTED,
+    Verdict.WRONGLY_REJECTED,
+})
+HIDDEN_PREFIX = "__wh_"
+
+
+def finding_signature(case: Case, result: Result) -> Signature:
+    return signature(case, result.engine, result.verdict.value, result.detail)
+
+
+def user_answer(table: pa.Table | None) -> dict | None:
+    """An answer without the harness's hidden columns, as a case file writes it."""
+    if table is None:
+        return None
+    keep = [n for n in table.column_names if not n.startswith(HIDDEN_PREFIX)]
+    return rows_doc(table.select(keep))
+
+
+def engine_records(results: Sequence[Result], versions: dict[str, str]) -> dict:
+    return {
+        r.engine: {
+            "version": versions.get(r.engine, "?"),
+            "verdict": r.verdict.value,
+            "detail": r.detail,
+            "sql": r.sql,
+            "answer": user_answer(r.answer),
+        }
+        for r in results
+    }
+
+
+class FindingMaker:
+    def __init__(self, config, engines: list[Engine], directory: Path, known: set[str]) -> None:
+        self.config = config
+        self.engines = engines
+        self.directory = directory
+        self.known = known
+        self.found: set[str] = set()  # the classifications of this run's new signatures
+
+    def versions(self) -> dict[str, str]:
+        from harness.engines.registry import get_engine
+
+        out = {e.name: e.version() for e in self.engines}
+        out.setdefault("reference", get_engine("reference").version())
+        return out
+
+    def make(self, index: int, seed: str, generated, results: list[Result], result: Result) -> Iterator[dict]:
+        case = generated.case
+        sig = finding_signature(case, result)
+        classification = classify(case, result, results)
+        path = self.directory / f"{sig.key}.yaml"
+        line = {"kind": "finding", "key": sig.key, "signature": sig.text, "engine": result.engine,
+                "verdict": result.verdict.value, "classification": classification, "case": index,
+                "seed": seed, "file": str(path.relative_to(self.directory.parent)),
+                "detail": result.detail[:500]}
+        if sig.key in self.known:
+            yield line
+            return
+        self.known.add(sig.key)
+        self.found.add(classification)
+        record = self.record(sig, classification, result, results, seed, generated)
+        save_case(replace(case, id=f"findings/{sig.key}", tags=(*case.tags, "finding")), path, record)
+        yield line
+        if self.config.reduce and result.verdict is not Verdict.TIMEOUT:
+            reduced = self.reduce(case, sig, result, record)
+            if reduced is not None:
+                yield reduced
+
+    def record(self, sig: Signature, classification: str, result: Result, results: list[Result],
+               seed: str, generated) -> dict:
+        from harness import __version__
+
+        record = {
+            "signature": sig.text,
+            "key": sig.key,
+            "engine": result.engine,
+            "verdict": result.verdict.value,
+            "classification": classification,
+            "detail": result.detail,
+            "seeds": {"campaign": self.config.seed, "case": seed, "picks": list(generated.picks)},
+            "harness_version": __version__,
+            "engines": engine_records(results, self.versions()),
+        }
+        if result.distinct_answers:  # a nondeterministic verdict keeps every answer seen
+            record["distinct_answers"] = [user_answer(t) for t in result.distinct_answers]
+        return record
+
+    # -- reduction ------------------------------------------------------------------
+
+    def engines_for(self, result: Result) -> list[Engine]:
+        """The engines a reduction runs: the one at fault (all of them for a suspect reference)."""
+        if result.engine == "reference":
+            return [e for e in self.engines if not e.is_reference]
+        return [e for e in self.engines if e.name == result.engine]
+
+    def reduce(self, case: Case, sig: Signature, result: Result, record: dict) -> dict | None:
+        path = self.directory / f"{sig.key}.reduced.yaml"
+        outcome = reduce_finding(case, sig.key, self.engines_for(result), self.engines,
+                                 self.config.reduce_seconds)
+        save_case(outcome.case, path, {**record, **outcome.record(f"{sig.key}.yaml", self.versions())})
+        return {"kind": "reduced", "key": sig.key,
+                "file": str(path.relative_to(self.directory.parent)),
+                "rows": outcome.rows, "attempts": outcome.reduction.attempts,
+                "seconds": round(outcome.seconds, 2), "confirmed": outcome.confirmed}
+
+    # -- profile against profile ----------------------------------------------------
+
+    def make_profiles(self, index: int, seed: str, generated, results: list[Result],
+                      disagreement) -> Iterator[dict]:
+        """Two profiles of one engine answered one case differently (confirmed alone)."""
+        a, b = disagreement.engines
+        sig = Signature(f"{a} vs {b}", f"profiles-disagree-{disagreement.kind.value}",
+                        tuple(disagreement.columns))
+        path = self.directory / f"{sig.key}.yaml"
+        line = {"kind": "finding", "key": sig.key, "signature": sig.text, "engine": a,
+                "verdict": sig.verdict, "classification": "profiles-disagree", "case": index,
+                "seed": seed, "file": str(path.relative_to(self.directory.parent)),
+                "detail": str(disagreement)[:500]}
+        if sig.key not in self.known:
+            self.known.add(sig.key)
+            self.found.add("profiles-disagree")
+            record = {**self.record(sig, "profiles-disagree", next(r for r in results if r.engine == a),
+                                    results, seed, generated),
+                      "profiles": [a, b], "detail": str(disagreement)}
+            save_case(replace(generated.case, id=f"findings/{sig.key}", tags=(*generated.case.tags, "finding")),
+                      path, record)
+        yield line
+
+    # -- metamorphic ----------------------------------------------------------------
+
+    def make_metamorphic(self, index: int, seed: str, chk, engine: Engine, outcome) -> Iterator[dict]:
+        """A violated relation: saved as its left query's case, the right one in the record."""
+        status = outcome.status.value
+        sig = Signature(engine.name, f"metamorphic-{status}", (outcome.relation,))
+        path = self.directory / f"{sig.key}.yaml"
+        line = {"kind": "finding", "key": sig.key, "signature": sig.text, "engine": engine.name,
+                "verdict": sig.verdict, "classification": "metamorphic", "case": index, "seed": seed,
+                "file": str(path.relative_to(self.directory.parent)), "detail": outcome.detail[:500]}
+        if sig.key not in self.known:
+            self.known.add(sig.key)
+            self.found.add("metamorphic")
+            record = {
+                "signature": sig.text, "key": sig.key, "engine": engine.name,
+                "verdict": sig.verdict, "classification": "metamorphic",
+                "relation": outcome.relation, "detail": outcome.detail,
+                "left_sql": outcome.left_sql, "right_sql": outcome.right_sql,
+                "right_canonical_sql": chk.right.sql,
+                "compared": {"key": chk.key, "columns": list(chk.columns)},
+                "seeds": {"campaign": self.config.seed, "case": seed},
+                "engines": {engine.name: {"version": engine.version()}},
+            }
+            left = replace(chk.left, id=f"findings/{sig.key}", tags=(*chk.left.tags, "finding"))
+            save_case(left, path, record)
+        yield line
+
+
+def findings_of(results: list[Result]) -> list[Result]:
+    """The results that are findings; a suspect reference is one finding, not one per engine."""
+    suspect = [r for r in results if r.verdict is Verdict.SUSPECT_REFERENCE]
+    out = [r for r in results if r.verdict in FINDING_VERDICTS and r.verdict is not Verdict.SUSPECT_REFERENCE]
+    if suspect:
+        out.append(Result(suspect[0].case, "reference", Verdict.SUSPECT_REFERENCE, suspect[0].detail))
+    return out
+
+
+@dataclass
+class ReducedFinding:
+    case: Case
+    reduction: object  # harness.findings.reduce.Reduction
+    confirmation: list[Result]
+    confirmed: bool
+    seconds: float
+
+    @property
+    def rows(self) -> int:
+        return sum(t.num_rows for t in self.case.tables.values())
+
+    def record(self, reduced_from: str, versions: dict[str, str]) -> dict:
+        return {
+            "reduced_from": reduced_from,
+            "reduction": {"attempts": self.reduction.attempts, "seconds": round(self.seconds, 2),
+                          "confirmed": self.confirmed},
+            "engines": engine_records(self.confirmation, versions),
+        }
+
+
+def reduce_finding(case: Case, key: str, at_fault: Sequence[Engine], everyone: Sequence[Engine],
+                   seconds: float) -> ReducedFinding:
+    """Shrink `case` while some engine in `at_fault` still gives a finding signed `key`;
+    then confirm with one plain (unbatched) run on every engine."""
+    from harness.findings.reduce import shrink
+
+    def holds(candidate: Case) -> bool:
+        return any(finding_signature(candidate, r).key == key
+                   for r in findings_of(run_case(candidate, list(at_fault))))
+
+    t0 = time.monotonic()
+    # Shrunk rows no longer fit a hand-written case's `expected`: with a finding
+    # record the reference is the oracle (and `expected` is dropped).
+    start = case if case.finding is not None else replace(case, finding={})
+    reduction = shrink(start, holds, deadline=t0 + seconds)
+    reduced = replace(reduction.case, id=f"{case.id}.reduced",
+                      description=case.description.removesuffix(" (reduced)") + " (reduced)")
+    confirmation = run_case(reduced, list(everyone))
+    confirmed = any(finding_signature(reduced, r).key == key for r in findings_of(confirmation))
+    return ReducedFinding(reduced, reduction, confirmation, confirmed, time.monotonic() - t0)

@@ -1,0 +1,235 @@
+"""`window-harness replay CASE`: rerun one case file and show each answer.
+
+For every engine: its verdict (the comparator's own, from `run_case`), the SQL
+it ran, its answer as a small table (the user's columns only; the hidden
+`__wh_` columns are dropped) and a diff against the reference (see
+`replay_diff`: a human aid that never decides anything; differing cells show
+`reference → engine`). `replay_text` prints the result as text or JSON.
+
+An engine is diffed against the reference under the engine's own semantics
+profile (its documented by-design choices), the answer its verdict was judged
+against. Where the verdict accepts a difference (another order of tied rows,
+a float within the tolerance), the verdict's notes say so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from harness.cases.case import Case, case_id, load_case
+from harness.core.errors import EngineUnavailable, EvaluationError, InvalidInput, ReferenceGap
+from harness.core.model import Select
+from harness.core.semantics import SemanticsProfile
+from harness.engines.base import Engine
+from harness.findings.replay_diff import Answer, Changed, Diff, diff, user_answer
+from harness.findings.replay_text import json_value, show, text_table, to_json, write_text
+from harness.judge.cells import hashable
+from harness.judge.compare import PASSING
+from harness.judge.instrument import Plan, instrument, with_rowid
+from harness.judge.oracle import Oracle
+from harness.judge.runner import Result, RunResults, profile_named, run_case, start_engines
+
+__all__ = [
+    "EXIT_BAD_INPUT", "EXIT_FAIL", "EXIT_PASS", "Answer", "Changed", "Diff", "EngineReplay",
+    "Replay", "add_replay_parser", "cmd_replay", "diff", "engine_list", "finding_engines",
+    "json_value", "load_one", "replay", "show", "text_table", "to_json", "user_answer",
+    "write_text",
+]
+
+EXIT_PASS, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
+_REFERENCE = "reference"
+
+
+# ---------------------------------------------------------------------------
+# The reference, under each engine's profile
+
+
+@dataclass
+class _References:
+    """The reference's answer under each semantics profile, LIMIT applied."""
+
+    case: Case
+    plan: Plan
+    tables: dict
+    by_profile: dict[SemanticsProfile, Answer | None] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, case: Case) -> _References:
+        plan = instrument(case.query, case.schemas)
+        tables = with_rowid(case.tables) if plan.rowid_column is not None else dict(case.tables)
+        return cls(case, plan, tables)
+
+    def under(self, profile: SemanticsProfile) -> Answer | None:
+        if profile not in self.by_profile:
+            self.by_profile[profile] = self._evaluate(profile)
+        return self.by_profile[profile]
+
+    def _evaluate(self, profile: SemanticsProfile) -> Answer | None:
+        try:
+            evaluation = Oracle(self.plan.unlimited, self.tables, profile).evaluate()
+        except (EvaluationError, ReferenceGap):
+            return None
+        table, magnitudes = evaluation.table, dict(evaluation.magnitudes)
+        if isinstance(self.plan.query, Select) and (self.plan.limit is not None or self.plan.offset):
+            # The oracle ran without LIMIT/OFFSET (its rows come in ORDER BY
+            # order); the cut gives one answer the standard allows.
+            start = self.plan.offset or 0
+            stop = None if self.plan.limit is None else start + self.plan.limit
+            table = table.slice(start, None if stop is None else max(stop - start, 0))
+            magnitudes = {k: v[start:stop] for k, v in magnitudes.items()}
+        return user_answer(table, self.plan, magnitudes)
+
+
+# ---------------------------------------------------------------------------
+# Replaying a case
+
+
+@dataclass
+class EngineReplay:
+    result: Result
+    version: str
+    answer: Answer | None
+    diff: Diff | None
+    profile: str
+    is_reference: bool = False
+
+
+@dataclass
+class Replay:
+    case: Case
+    engines: list[EngineReplay]
+
+    @property
+    def passed(self) -> bool:
+        return all(e.result.verdict in PASSING for e in self.engines)
+
+
+def replay(case: Case, engines: Sequence[Engine]) -> Replay:
+    """Run `case` on `engines` (started here, closed by the caller)."""
+    run = RunResults(engines={})
+    start_engines(engines, run)
+    results = run_case(case, engines)
+    references = _References.of(case)
+    out = []
+    for engine, result in zip(engines, results, strict=True):
+        profile = profile_named(case.profile) if engine.is_reference else engine.dialect.semantics
+        answer = user_answer(result.answer, references.plan) if result.answer is not None else None
+        if engine.is_reference:
+            # Its own evaluation, with LIMIT applied (the runner keeps the unlimited one).
+            answer, found = references.under(profile), None
+        else:
+            reference = references.under(profile)
+            found = None if answer is None or reference is None else diff(
+                reference, answer, _against(references, profile))
+        out.append(EngineReplay(result, run.engines[engine.name], answer, found, profile.name,
+                                engine.is_reference))
+    return Replay(case, out)
+
+
+def _against(references: _References, profile: SemanticsProfile) -> str:
+    """Name the profile only where its answer is not the case profile's."""
+    own, base = references.under(profile), references.under(profile_named(references.case.profile))
+    if own is None or base is None or _values(own) == _values(base):
+        return _REFERENCE
+    return f"{_REFERENCE} under the {profile.name} profile (its by-design choices)"
+
+
+def _values(answer: Answer) -> list[tuple]:
+    return [tuple(hashable(v) for v in row) for row in answer.rows]
+
+
+# ---------------------------------------------------------------------------
+# The command
+
+
+def add_replay_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "replay",
+        help="rerun one case or finding file and show each engine's SQL, answer and diff",
+        description="Rerun a case file (a corpus case or a finding) and print, per engine, "
+        "its verdict, the SQL it ran, its answer and a diff against the reference. "
+        "Exit 0 when every verdict is match or unsupported, 1 otherwise, 2 on bad input.",
+    )
+    p.add_argument("case", metavar="CASE", help="a case file")
+    p.add_argument("--engines", default=None,
+                   help="comma-separated engines (default: the reference and the engines the "
+                        "finding record names, else every registered engine)")
+    p.add_argument("--format", choices=["table", "json"], default="table", help="output format")
+    from harness.cli.main import add_postgres_options
+
+    add_postgres_options(p)
+    p.set_defaults(command=cmd_replay)
+    return p
+
+
+def cmd_replay(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    from harness.cli.main import default_engines, engine_options
+    from harness.engines.registry import get_engine
+
+    out = out or sys.stdout
+    try:
+        case = load_one(args.case)
+        names = engine_list(args.engines, case, default_engines(args))
+        options = engine_options(args, names)
+        engines = [get_engine(name, **options.get(name, {})) for name in names]
+    except (InvalidInput, EngineUnavailable) as e:
+        print(f"window-harness: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        rep = replay(case, engines)
+    finally:
+        for engine in engines:
+            engine.close()
+    if args.format == "json":
+        json.dump(to_json(rep), out, indent=2, default=str)
+        out.write("\n")
+    else:
+        write_text(rep, out)
+    return EXIT_PASS if rep.passed else EXIT_FAIL
+
+
+def load_one(text: str) -> Case:
+    """One case file, with the id the corpus gives it."""
+    path = Path(text)
+    if path.is_dir():
+        raise InvalidInput("a directory: give one case file", str(path))
+    return load_case(path, case_id(path, [path]))
+
+
+def engine_list(text: str | None, case: Case, default: list[str] | None = None) -> list[str]:
+    """`--engines`, else the reference and the finding's engines, else `default`
+    (every registered engine when not given)."""
+    from harness.engines.registry import engine_names
+
+    if text is not None:
+        names = [n.strip() for n in text.split(",") if n.strip()]
+        if not names:
+            raise InvalidInput("no engine given", "--engines")
+        if len(set(names)) != len(names):
+            raise InvalidInput(f"an engine is listed twice: {text}", "--engines")
+        return names
+    known = engine_names()
+    named = [n for n in finding_engines(case.finding) if n in known]
+    return list(dict.fromkeys([_REFERENCE, *named])) if named else (default or known)
+
+
+def finding_engines(finding: dict | None) -> list[str]:
+    """The engines a finding record names: `engine: NAME`, or `engines:` as a
+    mapping (name -> that engine's record) or a list of names."""
+    if not finding:
+        return []
+    names: list[str] = []
+    if isinstance(finding.get("engine"), str):
+        names.append(finding["engine"])
+    engines = finding.get("engines")
+    if isinstance(engines, dict):
+        names.extend(str(k) for k in engines)
+    elif isinstance(engines, list):
+        names.extend(str(n) for n in engines if isinstance(n, str))
+    return list(dict.fromkeys(names))

@@ -1,0 +1,455 @@
+"""Decide a verdict: is an engine's answer one the SQL standard allows?
+
+The rules (DESIGN.md, "Comparison"), each in one place:
+- values: NULL equals NULL, NaN equals NaN, -0.0 equals 0.0 (noted);
+  integers, decimals and HUGEINT compare as exact numbers; floats within
+  `float_tolerance`, a bound scaled by the magnitude of what was aggregated;
+- types: compared by logical class (`TypeClass`); a class difference is a
+  type-mismatch;
+- rows: matched by the hidden row id when the query carries one, else as a
+  multiset (never a set);
+- top-level ORDER BY: the engine's rows must be sorted by the keys; rows tied
+  on the keys may come in any order, and under LIMIT any of the tied rows at
+  the cut may be the ones returned;
+- ties inside windows: when order-sensitive window values differ, look for a
+  witness order of the peers under which the reference reproduces the
+  engine's answer: first the engine's own row_number order, then every
+  permutation while their number is within SEARCH_BUDGET. Exhausted without
+  a witness: mismatch. Too many to try: inconclusive, which is never a pass.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+import pyarrow as pa
+
+from harness.cases.case import Expected
+from harness.core.dialect import NullOrdering
+from harness.core.errors import InvalidCase
+from harness.judge.cells import (  # noqa: F401 (float_tolerance and type_class are part of this API)
+    Rows,
+    TypeClass,
+    cell_tolerance,
+    cells_equal,
+    float_tolerance,
+    hashable,
+    rows_of,
+    type_class,
+    zero_sign_note,
+)
+from harness.judge.instrument import ROWID, OrderKey, Plan
+from harness.judge.oracle import Oracle
+from reference_impl import Evaluation, PeerOrder
+
+UNCHECKED_ORDER = "the row order was not checked: an ORDER BY key is no column of the answer"
+
+# Permutations of tied rows the search may try before it gives up (inconclusive).
+SEARCH_BUDGET = 5040
+
+
+class Verdict(Enum):
+    MATCH = "match"
+    MISMATCH = "mismatch"
+    TYPE_MISMATCH = "type-mismatch"
+    ERROR = "error"
+    UNSUPPORTED = "unsupported"
+    CRASH = "crash"
+    TIMEOUT = "timeout"
+    SUSPECT_REFERENCE = "suspect-reference"
+    INCONCLUSIVE = "inconclusive"
+    # Identical runs of one query on one engine (and profile) were judged differently.
+    NONDETERMINISTIC = "nondeterministic"
+    # Error conformance. A query invalid by definition (ntile(0), a frame from
+    # UNBOUNDED FOLLOWING) must be refused: refusing it conforms, answering it
+    # does not. A valid query refused in the engine's words for a construct
+    # its dialect lists in `refusals` (the empty frame ROWS BETWEEN 2
+    # FOLLOWING AND 1 FOLLOWING) is wrongly rejected.
+    REJECTED_AS_EXPECTED = "rejected-as-expected"
+    WRONGLY_ACCEPTED = "wrongly-accepted"
+    WRONGLY_REJECTED = "wrongly-rejected"
+
+
+# The engine did what the definition requires: the reference's answer, or a refusal.
+CONFORMING = frozenset({Verdict.MATCH, Verdict.REJECTED_AS_EXPECTED})
+PASSING = CONFORMING | {Verdict.UNSUPPORTED}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    verdict: Verdict
+    detail: str = ""
+    notes: tuple[str, ...] = ()
+
+
+# ---------------------------------------------------------------------------
+# Matching one answer against one reference evaluation
+
+
+@dataclass
+class _Matcher:
+    actual: Rows
+    expected: Rows
+    columns: Sequence[int]  # the user's columns (or the subset being judged)
+    rowid: int | None
+    notes: list[str]
+
+    def row_diff(self, a: int, e: int) -> str | None:
+        for c in self.columns:
+            av, ev = self.actual.rows[a][c], self.expected.rows[e][c]
+            single = self.actual.single[c] or self.expected.single[c]
+            if not cells_equal(av, ev, cell_tolerance(self.expected, c, e, single)):
+                return f"column {self.actual.names[c]}: engine {av!r}, expected {ev!r}"
+            note = zero_sign_note(av, ev)
+            if note and note not in self.notes:
+                self.notes.append(note)
+        return None
+
+    def match_group(self, actual: list[int], expected: list[int], need: int) -> str | None:
+        if len(actual) != need:
+            return f"{len(actual)} rows where {need} were expected ({self._show(actual, expected)})"
+        if self.rowid is not None:
+            return self._match_by_rowid(actual, expected)
+        return self._match_as_bag(actual, expected)
+
+    def _match_by_rowid(self, actual: list[int], expected: list[int]) -> str | None:
+        by_id = {self.expected.rows[e][self.rowid]: e for e in expected}
+        seen: set[object] = set()
+        for a in actual:
+            rid = self.actual.rows[a][self.rowid]
+            if rid in seen or rid not in by_id:
+                what = "twice" if rid in seen else "but it is not in the expected rows here"
+                return f"input row {_ordinal(rid)} returned {what}: {self._user(self.actual, a)}"
+            seen.add(rid)
+            diff = self.row_diff(a, by_id[rid])
+            if diff:
+                return f"input row {_ordinal(rid)}: {diff}; engine row {self._user(self.actual, a)}"
+        return None
+
+    def _match_as_bag(self, actual: list[int], expected: list[int]) -> str | None:
+        buckets: dict[tuple, list[int]] = defaultdict(list)
+        for e in expected:
+            buckets[self._exact_key(self.expected, e)].append(e)
+        for a in actual:
+            bucket = buckets.get(self._exact_key(self.actual, a), [])
+            hit = next((e for e in bucket if self.row_diff(a, e) is None), None)
+            if hit is None:
+                return f"engine row {self._user(self.actual, a)} is not among the expected rows"
+            bucket.remove(hit)
+        return None
+
+    def _exact_key(self, rows: Rows, r: int) -> tuple:
+        # Floats are left out of the bucket key: they match within a tolerance.
+        return tuple(
+            None if rows.classes[c] is TypeClass.FLOAT else hashable(rows.rows[r][c])
+            for c in self.columns
+        )
+
+    def _user(self, rows: Rows, r: int) -> tuple:
+        return tuple(rows.rows[r][c] for c in self.columns)
+
+    def _show(self, actual: list[int], expected: list[int]) -> str:
+        a = [self._user(self.actual, i) for i in actual[:3]]
+        e = [self._user(self.expected, i) for i in expected[:3]]
+        return f"engine {a}{'...' if len(actual) > 3 else ''}, expected {e}{'...' if len(expected) > 3 else ''}"
+
+
+def _ordinal(rowid: object) -> object:
+    """Row ids count from 0; people count rows from 1."""
+    return rowid + 1 if isinstance(rowid, int) else rowid
+
+
+# ---------------------------------------------------------------------------
+# ORDER BY and LIMIT
+
+
+def _sort_token(v: object, descending: bool, nulls_first: bool) -> tuple:
+    if v is None:
+        return (0 if nulls_first else 2,)
+    # NaN sorts above every other value.
+    rank = (1, 1, 0.0) if isinstance(v, float) and math.isnan(v) else (1, 0, v)
+    return rank if not descending else (rank[0], _Desc(rank[1:]))
+
+
+class _Desc:
+    """Inverts the order of what it wraps, for DESC keys."""
+
+    def __init__(self, value: tuple) -> None:
+        self.value = value
+
+    def __lt__(self, other: _Desc) -> bool:
+        return other.value < self.value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Desc) and other.value == self.value
+
+
+def _order_token(row: tuple, keys: Sequence[OrderKey], nulls: NullOrdering) -> tuple:
+    return tuple(
+        _sort_token(
+            row[k.column],
+            k.descending,
+            nulls.nulls_first(k.descending) if k.nulls_first is None else k.nulls_first,
+        )
+        for k in keys
+    )
+
+
+def _key_of(row: tuple, keys: Sequence[OrderKey]) -> tuple:
+    return tuple(hashable(row[k.column]) for k in keys)
+
+
+def _check_sorted(rows: Rows, keys: Sequence[OrderKey], nulls: NullOrdering) -> str | None:
+    tokens = [_order_token(r, keys, nulls) for r in rows.rows]
+    for i in range(1, len(tokens)):
+        if tokens[i] < tokens[i - 1]:
+            return f"rows {i} and {i + 1} are out of ORDER BY order"
+    return None
+
+
+def _groups(expected: Rows, keys: Sequence[OrderKey]) -> list[list[int]]:
+    """The reference's rows in order, grouped into runs tied on the ORDER BY keys."""
+    groups: list[list[int]] = []
+    last: object = object()
+    for i, row in enumerate(expected.rows):
+        key = _key_of(row, keys)
+        if not groups or key != last:
+            groups.append([])
+            last = key
+        groups[-1].append(i)
+    return groups
+
+
+def _needs(groups: list[list[int]], offset: int | None, limit: int | None) -> list[int]:
+    """How many rows of each tied group fall into [offset, offset + limit)."""
+    lo = offset or 0
+    hi = math.inf if limit is None else lo + limit
+    needs, start = [], 0
+    for g in groups:
+        end = start + len(g)
+        needs.append(max(0, min(end, hi) - max(start, lo)))
+        start = end
+    return needs
+
+
+# ---------------------------------------------------------------------------
+# The verdict
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """How to judge one answer: the plan, and the null order the answer used."""
+
+    plan: Plan
+    null_ordering: NullOrdering
+    check_order: bool = True  # False for a case's expected rows, whose order is documentation
+
+
+def compare(actual: pa.Table, judgement: Judgement, oracle: Oracle) -> Outcome:
+    """Judge an engine's answer to the instrumented query against the reference."""
+    plan = judgement.plan
+    reference = oracle.evaluate()
+    if actual.num_columns != reference.table.num_columns:
+        return Outcome(
+            Verdict.MISMATCH,
+            f"engine returned {actual.num_columns} columns, expected {reference.table.num_columns}",
+        )
+    user = range(plan.visible if plan.visible >= 0 else actual.num_columns)
+    mismatched = _type_mismatches(actual.schema, reference.table.schema, user)
+    if mismatched:
+        return Outcome(Verdict.TYPE_MISMATCH, mismatched)
+    rows = rows_of(actual)
+    if judgement.check_order and plan.order_keys:
+        unsorted = _check_sorted(rows, plan.order_keys, judgement.null_ordering)
+        if unsorted:
+            return Outcome(Verdict.MISMATCH, unsorted)
+    outcome = _judge_with_ties(rows, judgement, oracle, user)
+    if judgement.check_order and plan.order_keys is None and outcome.verdict is Verdict.MATCH:
+        # Said, never silent: the rows were judged, their order was not.
+        return dataclasses.replace(outcome, notes=(*outcome.notes, UNCHECKED_ORDER))
+    return outcome
+
+
+def compare_expected(expected: Expected, judgement: Judgement, oracle: Oracle) -> Outcome:
+    """Judge the reference itself against a case's hand-derived rows."""
+    reference = oracle.evaluate().table
+    user = range(len(expected.columns))
+    # Not instrumented (visible -1): every column of the reference's answer is the user's.
+    width = judgement.plan.visible if judgement.plan.visible >= 0 else reference.num_columns
+    if width != len(expected.columns):
+        return Outcome(
+            Verdict.MISMATCH,
+            f"the case expects {len(expected.columns)} columns, the query has {width}",
+        )
+    try:
+        table = _expected_table(expected, reference, user)
+    except InvalidCase as e:
+        return Outcome(Verdict.MISMATCH, f"the case's rows do not fit the reference's types: {e}")
+    keys = judgement.plan.order_keys or ()
+    visible_keys = keys if all(k.column < len(user) for k in keys) else ()
+    plan = Plan(
+        judgement.plan.query,
+        visible=len(user),
+        order_keys=visible_keys,
+        limit=judgement.plan.limit,
+        offset=judgement.plan.offset,
+        sensitive_columns=judgement.plan.sensitive_columns,
+    )
+    return _judge_with_ties(rows_of(table), Judgement(plan, judgement.null_ordering, False), oracle, user)
+
+
+def _expected_table(expected: Expected, reference: pa.Table, user: range) -> pa.Table:
+    from harness.cases.case import coerce_value
+    from harness.core.types import from_arrow
+
+    arrays = []
+    for c in user:
+        t = reference.schema.field(c).type
+        logical = None if pa.types.is_null(t) else from_arrow(t)
+        values = [
+            row[c] if logical is None else coerce_value(row[c], logical, f"expected row {i + 1}")
+            for i, row in enumerate(expected.rows)
+        ]
+        arrays.append(pa.array(values, type=t))
+    return pa.Table.from_arrays(arrays, names=[f"c{c}" for c in user])
+
+
+def _type_mismatches(actual: pa.Schema, expected: pa.Schema, columns: range) -> str:
+    problems = []
+    for c in columns:
+        a, e = type_class(actual.field(c).type), type_class(expected.field(c).type)
+        if a is not e and TypeClass.NULL not in (a, e):
+            problems.append(
+                f"column {c + 1} ({expected.field(c).name}): engine {actual.field(c).type} "
+                f"({a.value}), reference {expected.field(c).type} ({e.value})"
+            )
+    return "; ".join(problems)
+
+
+def _attempt(
+    rows: Rows, judgement: Judgement, evaluation: Evaluation, user: Sequence[int]
+) -> tuple[str | None, list[str]]:
+    """One try: does the answer match this evaluation of the reference?"""
+    plan = judgement.plan
+    expected = rows_of(evaluation.table, evaluation.magnitudes)
+    matcher = _Matcher(rows, expected, user, plan.rowid_column, [])
+    keys = plan.order_keys or ()
+    groups = _groups(expected, keys)
+    needs = _needs(groups, plan.offset, plan.limit)
+    by_key: dict[tuple, list[int]] = defaultdict(list)
+    for a, row in enumerate(rows.rows):
+        by_key[_key_of(row, keys)].append(a)
+    for group, need in zip(groups, needs, strict=True):
+        key = _key_of(expected.rows[group[0]], keys)
+        diff = matcher.match_group(by_key.pop(key, []), group, need)
+        if diff:
+            return diff, matcher.notes
+    if by_key:
+        extra = next(iter(by_key.values()))[0]
+        return f"engine row {matcher._user(rows, extra)} is not in the expected result", matcher.notes
+    return None, matcher.notes
+
+
+def _judge_with_ties(rows: Rows, judgement: Judgement, oracle: Oracle, user: range) -> Outcome:
+    evaluation = oracle.evaluate()
+    first_diff, notes = _attempt(rows, judgement, evaluation, user)
+    if first_diff is None:
+        return Outcome(Verdict.MATCH, notes=tuple(notes))
+    if not evaluation.peer_groups:
+        return Outcome(Verdict.MISMATCH, first_diff)
+    # Some engines order tied rows differently for each expression over the same
+    # window (SQLite does); the standard leaves peer order to the implementation,
+    # so each order-sensitive column may also find a witness order of its own.
+    sensitive = [c for c in user if c in judgement.plan.sensitive_columns]
+    steady = [c for c in user if c not in judgement.plan.sensitive_columns]
+    pending = set(sensitive)
+    for candidate in itertools.chain([evaluation], _candidates(rows, judgement.plan, oracle, evaluation)):
+        diff, notes = _attempt(rows, judgement, candidate, user)
+        if diff is None and candidate is not evaluation:
+            return Outcome(Verdict.MATCH, notes=tuple(notes + ["matched under another order of tied rows"]))
+        pending = {c for c in pending if _attempt(rows, judgement, candidate, [*steady, c])[0]}
+        if len(sensitive) > 1 and not pending:
+            note = "each order-sensitive expression matched under its own order of tied rows"
+            return Outcome(Verdict.MATCH, notes=(note,))
+    # A column that does not depend on peer order and still differs is the
+    # clearest report (and the one a finding's signature should name). Only
+    # in a row-level query: over a subquery, an outer column may still depend
+    # on the order of the inner query's peers.
+    # Rows tied at a LIMIT cut, or grouped by an ORDER BY key that itself
+    # depends on peer order, would make that column differ for no fault.
+    plan = judgement.plan
+    independent = (
+        plan.rowid_column is not None and plan.limit is None and plan.offset is None
+        and plan.order_keys is not None
+        and not any(k.column in plan.sensitive_columns for k in plan.order_keys)
+    )
+    steady_diff = _attempt(rows, judgement, evaluation, steady)[0] if steady and independent else None
+    if steady_diff is not None:
+        return Outcome(Verdict.MISMATCH, steady_diff)
+    if _permutation_count(evaluation) > SEARCH_BUDGET:
+        return Outcome(
+            Verdict.INCONCLUSIVE,
+            f"{first_diff}; too many orders of tied rows to search (more than {SEARCH_BUDGET})",
+        )
+    return Outcome(Verdict.MISMATCH, f"{first_diff} (under every order of tied rows)")
+
+
+def _candidates(rows: Rows, plan: Plan, oracle: Oracle, evaluation: Evaluation):
+    for hook in _witness_orders(rows, plan, evaluation):
+        yield oracle.evaluate(hook)
+
+
+def _permutation_count(evaluation: Evaluation) -> int:
+    """Orders of the tied rows, counted only up to just past the budget (a
+    group of thousands of peers has a factorial too large to print)."""
+    count = 1
+    for _, size in evaluation.peer_groups:
+        for k in range(2, size + 1):
+            count *= k
+            if count > SEARCH_BUDGET:
+                return SEARCH_BUDGET + 1
+    return count
+
+
+def _witness_orders(rows: Rows, plan: Plan, evaluation: Evaluation):
+    """Peer orders to try: the engine's own row_number order, then every permutation."""
+    if plan.witness_columns and plan.rowid_column is not None:
+        yield _rn_order(rows, plan)
+    if _permutation_count(evaluation) <= SEARCH_BUDGET:
+        sizes = [size for _, size in evaluation.peer_groups]
+        for perms in itertools.product(*(itertools.permutations(range(s)) for s in sizes)):
+            yield _by_call_index(perms)
+
+
+def _rn_order(rows: Rows, plan: Plan) -> PeerOrder:
+    """Order each peer group as the engine's row_number over the same window did."""
+    positions: dict[object, dict[object, int]] = {}
+    for key, column in plan.witness_columns:
+        positions[key] = {r[plan.rowid_column]: r[column] for r in rows.rows}
+
+    def order(key: object, group: Sequence[dict]) -> Sequence[int]:
+        seen = positions.get(key, {})
+        return sorted(
+            range(len(group)),
+            key=lambda i: (seen.get(group[i].get(ROWID)) is None, seen.get(group[i].get(ROWID)) or 0, i),
+        )
+
+    return order
+
+
+def _by_call_index(perms: Sequence[Sequence[int]]) -> PeerOrder:
+    calls = itertools.count()
+
+    def order(key: object, group: Sequence[dict]) -> Sequence[int]:
+        return perms[next(calls)]
+
+    return order
+
+
+Comparator = Callable[[pa.Table, Judgement, Oracle], Outcome]

@@ -1,0 +1,450 @@
+"""Run cases on engines and collect one verdict per (case, engine).
+
+The path of every case: instrument the query, evaluate it on the reference
+(the oracle), judge the reference against the case's expected rows, then
+render and run it on each engine and judge each answer against the reference.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+import pyarrow as pa
+
+from harness.cases.case import Case
+from harness.core.errors import (
+    EngineCrash,
+    EngineError,
+    EngineTimeout,
+    EvaluationError,
+    InvalidQuery,
+    ReferenceGap,
+    Unsupported,
+)
+from harness.core.model import (
+    COMPARISONS,
+    BinaryOp,
+    BinaryOperator,
+    Cast,
+    FuncCall,
+    Literal,
+    Query,
+    SortKey,
+    walk,
+)
+from harness.core.semantics import STANDARD, SemanticsProfile
+from harness.core.types import TypeKind
+from harness.engines.base import Engine
+from harness.judge.compare import PASSING, Judgement, Outcome, Verdict, compare, compare_expected
+from harness.judge.instrument import Plan, has_unordered_sensitive_window, instrument, with_rowid
+from harness.judge.oracle import Oracle
+
+
+@dataclass
+class Result:
+    case: str
+    engine: str
+    verdict: Verdict
+    detail: str = ""
+    notes: tuple[str, ...] = ()
+    sql: str | None = None
+    seconds: float = 0.0
+    # The engine's raw answer (hidden witness columns included), kept for
+    # findings and replay; never part of the JSON verdict.
+    answer: pa.Table | None = field(default=None, repr=False, compare=False)
+    # For a nondeterministic verdict: each distinct answer of the identical runs.
+    distinct_answers: tuple[pa.Table | None, ...] = field(default=(), repr=False, compare=False)
+
+    def named(self, engine: str) -> Result:
+        return replace(self, engine=engine)
+
+    def as_json(self) -> dict:
+        return {
+            "case": self.case,
+            "engine": self.engine,
+            "verdict": self.verdict.value,
+            "detail": self.detail,
+            "notes": list(self.notes),
+            "sql": self.sql,
+            "seconds": round(self.seconds, 4),
+        }
+
+
+@dataclass
+class RunResults:
+    engines: dict[str, str]  # name -> version
+    results: list[Result] = field(default_factory=list)
+    startup_seconds: dict[str, float] = field(default_factory=dict)
+    query_seconds: Counter = field(default_factory=Counter)
+    wall_seconds: float = 0.0
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        out: dict[str, Counter] = {name: Counter() for name in self.engines}
+        for r in self.results:
+            out[r.engine][r.verdict.value] += 1
+        return {name: dict(c) for name, c in out.items()}
+
+    @property
+    def passed(self) -> bool:
+        return all(r.verdict in PASSING for r in self.results)
+
+
+Progress = Callable[[int, int, str], None]
+
+# How the oracle's own verdict is labelled when no reference engine was asked for.
+_REFERENCE = "reference"
+
+
+@dataclass
+class _Judged:
+    """The reference under one semantics profile: its oracle, or why it has none."""
+
+    oracle: Oracle
+    invalid: EvaluationError | None = None
+    gap: ReferenceGap | None = None
+
+
+@dataclass
+class _Prepared:
+    case: Case
+    plan: Plan
+    tables: dict
+    profile: SemanticsProfile  # the one the case's expected rows follow
+    by_profile: dict[SemanticsProfile, _Judged] = field(default_factory=dict)
+    by_knobs: dict[tuple, _Judged] = field(default_factory=dict)  # see `under`
+    seconds: float = 0.0  # the reference's own evaluation time
+
+    def under(self, profile: SemanticsProfile) -> _Judged:
+        """The reference evaluated under `profile`: once per profile, and once for
+        profiles that differ only in knobs this query never touches."""
+        judged = self.by_profile.get(profile)
+        if judged is None:
+            key = effective_knobs(profile, self.plan.query)
+            judged = self.by_knobs.get(key)
+            if judged is None:
+                judged = self.by_knobs[key] = self._evaluate(profile)
+            self.by_profile[profile] = judged
+        return judged
+
+    def _evaluate(self, profile: SemanticsProfile) -> _Judged:
+        t0 = time.perf_counter()
+        judged = _Judged(Oracle(self.plan.unlimited, self.tables, profile))
+        try:
+            judged.oracle.evaluate()
+        except EvaluationError as e:
+            judged.invalid = e
+        except ReferenceGap as e:
+            judged.gap = e
+        self.seconds += time.perf_counter() - t0
+        return judged
+
+
+def _uses_function(*names: str) -> Callable[[list], bool]:
+    return lambda nodes: any(isinstance(n, FuncCall) and n.name in names for n in nodes)
+
+
+# When a profile knob can change a query's answer. A knob not listed here
+# always counts (a new knob is never silently ignored).
+_KNOB_TOUCHED_BY: dict[str, Callable[[list], bool]] = {
+    "null_ordering": lambda nodes: any(isinstance(n, SortKey) and n.nulls is None for n in nodes),
+    "integer_division": lambda nodes: any(isinstance(n, BinaryOp) and n.op is BinaryOperator.DIV
+                                          for n in nodes),
+    "sum_overflow": _uses_function("sum"),
+    "avg_of_integers": _uses_function("avg"),
+    "avg_of_decimals": _uses_function("avg"),
+    "decimal_sum_overflow": _uses_function("sum"),
+    "variance_of_exact": _uses_function("var_samp", "var_pop", "stddev_samp", "stddev_pop"),
+    "array_agg": _uses_function("array_agg"),
+    "nth_value_below_one": _uses_function("nth_value"),
+    # A CAST (to DATE, or through one), or a string literal a comparison may cast.
+    "date_from_string": lambda nodes: any(isinstance(n, Cast) or _is_string_literal(n) for n in nodes),
+    "datetime_vs_string": lambda nodes: any(isinstance(n, BinaryOp) and n.op in COMPARISONS
+                                            and (_is_string_literal(n.left) or _is_string_literal(n.right))
+                                            for n in nodes),
+    "string_agg_argument": _uses_function("string_agg"),
+}
+
+
+def _is_string_literal(node: object) -> bool:
+    return isinstance(node, Literal) and node.type is not None and node.type.kind is TypeKind.STRING
+
+
+@lru_cache(maxsize=256)
+def _touched_knobs(query: Query) -> frozenset[str]:
+    nodes = list(walk(query))
+    return frozenset(knob for knob in SemanticsProfile.__dataclass_fields__
+                     if knob != "name" and _KNOB_TOUCHED_BY.get(knob, lambda _: True)(nodes))
+
+
+def effective_knobs(profile: SemanticsProfile, query: Query) -> tuple:
+    """The profile's values of the knobs that can change `query`'s answer."""
+    return tuple((knob, getattr(profile, knob)) for knob in sorted(_touched_knobs(query)))
+
+
+def start_engines(engines: Sequence[Engine], into: RunResults) -> None:
+    for engine in engines:
+        t0 = time.perf_counter()
+        engine.start()
+        into.engines[engine.name] = engine.version()
+        into.startup_seconds[engine.name] = time.perf_counter() - t0
+
+
+def run_cases(
+    cases: Sequence[Case], engines: Sequence[Engine], progress: Progress | None = None
+) -> RunResults:
+    t0 = time.perf_counter()
+    run = RunResults(engines={})
+    start_engines(engines, run)
+    for i, case in enumerate(cases):
+        if progress:
+            progress(i, len(cases), case.id)
+        run.results.extend(run_case(case, engines, run.query_seconds))
+    run.wall_seconds = time.perf_counter() - t0
+    return run
+
+
+def run_case(case: Case, engines: Sequence[Engine], clock: Counter | None = None,
+             flag: bool = True) -> list[Result]:
+    """One verdict per engine. The reference is always judged against the case's
+    rows (it is the oracle), and listed only when it is among `engines`.
+    `flag=False` leaves the suspect-reference check to a caller that has more
+    engines' verdicts to add (`flag_suspect_reference`)."""
+    prepared = PreparedCase(case)
+    results = []
+    for engine in engines:
+        t0 = time.perf_counter()
+        if engine.is_reference:
+            result = prepared.reference.named(engine.name)
+        else:
+            result = _judge_engine(prepared.for_engine(engine), engine)
+        result.seconds = time.perf_counter() - t0 + (prepared.plain.seconds if engine.is_reference else 0)
+        if clock is not None:
+            clock[engine.name] += result.seconds
+        results.append(result)
+    if flag:
+        prepared.flag_suspect_reference(results, engines)
+    return results
+
+
+class PreparedCase:
+    """A case instrumented and evaluated on the reference, ready for engines.
+
+    Engines that accept an unordered row_number get a witness for windows
+    without ORDER BY too (a second instrumented query, judged on its own).
+    """
+
+    def __init__(self, case: Case) -> None:
+        self.case = case
+        self.plain = _prepare(case)
+        self.reference = _judge_reference(self.plain)
+        self.witnessed = (_prepare(case, unordered_witness=True)
+                          if has_unordered_sensitive_window(case.query) else self.plain)
+
+    def for_engine(self, engine: Engine) -> _Prepared:
+        accepts = "row_number" not in engine.dialect.needs_order_by
+        return self.witnessed if accepts else self.plain
+
+    def flag_suspect_reference(self, results: list[Result], engines: Sequence[Engine]) -> None:
+        flag_suspect_reference(self.case, self.reference, results, engines)
+
+
+def flag_suspect_reference(case: Case, reference: Result, results: list[Result],
+                           engines: Sequence[Engine]) -> None:
+    """See `_flag_suspect_reference`; `reference` is the reference's own verdict."""
+    implementations = {e.name: e.implementation for e in engines if not e.is_reference}
+    judged = [r for r in results if r.engine in implementations]
+    _flag_suspect_reference(case, reference, judged, implementations)
+
+
+def _prepare(case: Case, unordered_witness: bool = False) -> _Prepared:
+    plan = instrument(case.query, case.schemas, unordered_witness)
+    tables = with_rowid(case.tables) if plan.rowid_column is not None else dict(case.tables)
+    prepared = _Prepared(case, plan, tables, profile_named(case.profile))
+    prepared.under(prepared.profile)
+    return prepared
+
+
+def profile_named(name: str | None) -> SemanticsProfile:
+    """A case's `profile`: "standard" (the default) or an engine's, by engine name."""
+    if name in (None, STANDARD.name):
+        return STANDARD
+    from harness.engines.registry import get_dialect
+
+    return get_dialect(name).semantics
+
+
+def _judge_reference(p: _Prepared) -> Result:
+    result = Result(p.case.id, _REFERENCE, Verdict.MATCH)
+    ref = p.under(p.profile)
+    if ref.gap is not None:
+        result.verdict, result.detail = Verdict.ERROR, f"reference cannot evaluate: {ref.gap}"
+    elif ref.invalid is not None:
+        result.detail = f"invalid by definition: {ref.invalid}"
+        if p.case.expected is not None:
+            result.verdict = Verdict.MISMATCH
+            result.detail += "; but the case expects rows"
+    elif p.case.error is not None:
+        result.verdict = Verdict.MISMATCH
+        result.detail = f"the case expects an error ({p.case.error}), the reference returned rows"
+    else:
+        result.answer = ref.oracle.evaluate().table
+    if result.verdict is Verdict.MATCH and ref.gap is None and ref.invalid is None \
+            and p.case.error is None and p.case.expected is not None:
+        judgement = Judgement(p.plan, p.profile.null_ordering)
+        _fill(result, compare_expected(p.case.expected, judgement, ref.oracle))
+    return result
+
+
+def _judge_engine(p: _Prepared, engine: Engine) -> Result:
+    """Judge the engine under its own semantics profile (its by-design choices)."""
+    result = Result(p.case.id, engine.name, Verdict.ERROR)
+    ref = p.under(engine.dialect.semantics)
+    try:
+        result.sql = engine.render(p.plan.query)
+        answer = engine.run(p.tables, result.sql)
+    except InvalidQuery as e:  # the writer could not spell the model: a harness bug
+        result.detail = f"the harness cannot render this query: {e}"
+        return result
+    except (Unsupported, EngineCrash, EngineTimeout, EngineError) as e:
+        return _failed(result, e, ref, engine)
+    return judge_answer(p, engine, result, answer)
+
+
+def _failed(result: Result, error: Exception, ref: _Judged, engine: Engine) -> Result:
+    """The verdict of an engine that gave no answer."""
+    if isinstance(error, Unsupported):
+        result.verdict, result.detail = Verdict.UNSUPPORTED, error.feature
+    elif isinstance(error, EngineCrash):
+        result.verdict, result.detail = Verdict.CRASH, error.message
+    elif isinstance(error, EngineTimeout):
+        result.verdict, result.detail = Verdict.TIMEOUT, error.message
+    elif isinstance(error, EngineError):
+        if ref.invalid is not None:
+            result.verdict, result.detail = Verdict.REJECTED_AS_EXPECTED, str(ref.invalid)
+            result.notes = (f"the engine says: {error.message}",)
+        elif (refused := engine.dialect.refused_feature(error.message)) is not None:
+            # Detail is the feature, as for `unsupported`, so that the baseline
+            # and the report place it; the engine's words go in the notes.
+            result.verdict, result.detail = Verdict.WRONGLY_REJECTED, refused.value
+            result.notes = (f"the standard allows this query; the engine says: {error.message}",)
+        elif engine.dialect.says_not_implemented(error.message):
+            result.verdict, result.detail = Verdict.UNSUPPORTED, f"the engine says: {error.message}"
+        else:
+            result.verdict, result.detail = Verdict.ERROR, error.message
+    return result
+
+
+def judge_answer(p: _Prepared, engine: Engine, result: Result, answer: pa.Table) -> Result:
+    """Judge an engine's answer to the prepared case against the reference."""
+    ref = p.under(engine.dialect.semantics)
+    result.answer = answer
+    if ref.invalid is not None:
+        result.verdict = Verdict.WRONGLY_ACCEPTED
+        result.detail = f"the query is invalid by definition ({ref.invalid}) but the engine returned rows"
+    elif ref.gap is not None:
+        result.verdict, result.detail = Verdict.INCONCLUSIVE, f"reference cannot evaluate: {ref.gap}"
+    else:
+        judgement = Judgement(p.plan, engine.dialect.semantics.null_ordering)
+        _fill(result, compare(answer, judgement, ref.oracle))
+        result.notes += _by_design_note(p, engine.dialect.semantics)
+    return result
+
+
+def _by_design_note(p: _Prepared, profile: SemanticsProfile) -> tuple[str, ...]:
+    """Say so when the engine's profile gives another answer than the case's profile,
+    naming the knobs that make the difference."""
+    if p.under(profile) is p.under(p.profile) or _answer(p, profile) == _answer(p, p.profile):
+        return ()  # one evaluation serves both: the knobs that differ do not touch this query
+    knobs = [
+        knob for knob in profile.differences(p.profile)
+        if _answer(p, replace(p.profile, **{knob: getattr(profile, knob)})) != _answer(p, p.profile)
+    ]
+    named = ', '.join(knobs) or 'several knobs together'
+    refused = p.under(p.profile).invalid
+    if refused is not None:  # an answer where the case's profile has none: say so, loud
+        return (f"by design: the {p.profile.name} profile refuses this query ({refused}); "
+                f"the {profile.name} profile answers it ({named})",)
+    return (f"by design: the {profile.name} profile's answer differs from the "
+            f"{p.profile.name} one ({named})",)
+
+
+def _answer(p: _Prepared, profile: SemanticsProfile) -> object:
+    """The reference's rows under a profile (values, not types), or why there are none."""
+    judged = p.under(profile)
+    if judged.invalid is not None or judged.gap is not None:
+        return ("no rows", str(judged.invalid or judged.gap))
+    return judged.oracle.evaluate().table.to_pylist()
+
+
+def _fill(result: Result, outcome: Outcome) -> None:
+    result.verdict, result.detail, result.notes = outcome.verdict, outcome.detail, outcome.notes
+
+
+_JUDGED = (Verdict.MATCH, Verdict.MISMATCH, Verdict.TYPE_MISMATCH,
+           Verdict.REJECTED_AS_EXPECTED, Verdict.WRONGLY_ACCEPTED)
+_DISAGREE = (Verdict.MISMATCH, Verdict.WRONGLY_ACCEPTED)
+
+
+def _flag_suspect_reference(
+    case: Case, reference: Result, results: list[Result], implementations: dict[str, str]
+) -> None:
+    """The reference is the oracle, not the judge of last resort.
+
+    With a case's hand-derived rows, a reference that fails them makes every
+    engine verdict against it suspect. Without them, a reference that
+    disagrees with every engine that answered (two implementations at least)
+    is suspect.
+    """
+    engines = [r for r in results if r.verdict in _JUDGED]
+    if case.expected is not None or case.error is not None:
+        if reference.verdict is Verdict.MATCH:
+            return
+        reason = "the reference fails this case's expected outcome, so engines were not judged"
+    elif len({implementations.get(r.engine, r.engine) for r in engines}) >= 2 and all(
+        r.verdict in _DISAGREE for r in engines
+    ):
+        reason = "the reference disagrees with every engine that answered"
+    else:
+        return
+    for r in engines:
+        r.detail = f"{reason}; against the reference: {r.verdict.value} {r.detail}".strip()
+        r.verdict = Verdict.SUSPECT_REFERENCE
+
+
+# -- non-determinism ----------------------------------------------------------------
+
+
+def rerun(case: Case, engine: Engine, first: Result, times: int) -> Result:
+    """`first` if `times` more identical runs of the case on the engine are judged
+    the same; else a `nondeterministic` result that keeps each distinct answer.
+
+    Only verdicts are compared: two runs may order tied rows differently and
+    both be right, which the comparator already accepts.
+    """
+    prepared = PreparedCase(case).for_engine(engine)
+    runs = [first] + [_judge_engine(prepared, engine) for _ in range(times)]
+    verdicts = Counter(r.verdict.value for r in runs)
+    if len(verdicts) == 1:
+        return first
+    distinct: list[Result] = []
+    for r in runs:
+        if all(_answer_key(r) != _answer_key(d) for d in distinct):
+            distinct.append(r)
+    seen = ", ".join(f"{v} x{n}" for v, n in verdicts.most_common())
+    detail = (f"{len(runs)} identical runs were judged {seen}; {len(distinct)} distinct answers; "
+              f"first {first.verdict.value}: {first.detail}")
+    return replace(first, verdict=Verdict.NONDETERMINISTIC, detail=detail,
+                   notes=(*first.notes, *(f"answer {i + 1}: {r.verdict.value} {r.detail}"[:300]
+                                          for i, r in enumerate(distinct))),
+                   distinct_answers=tuple(r.answer for r in distinct))
+
+
+def _answer_key(result: Result) -> object:
+    """An answer as a bag of rows (row order aside), or its error."""
+    if result.answer is None:
+        return (result.verdict.value, result.detail)
+    return sorted(map(repr, result.answer.to_pylist()))

@@ -1,0 +1,106 @@
+"""Render a run's verdicts for people (a table) and for programs (JSON)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from collections.abc import Callable
+from typing import TextIO
+
+from harness.judge.compare import PASSING, Verdict
+from harness.judge.runner import Result, RunResults
+
+_ORDER = [v.value for v in Verdict]
+
+
+def summary(run: RunResults) -> dict:
+    verdicts = Counter(r.verdict.value for r in run.results)
+    return {
+        "cases": len({r.case for r in run.results}),
+        "results": len(run.results),
+        "passed": run.passed,
+        "verdicts": {v: verdicts[v] for v in _ORDER if verdicts[v]},
+        "per_engine": run.counts(),
+        "wall_seconds": round(run.wall_seconds, 2),
+        "startup_seconds": {k: round(v, 2) for k, v in run.startup_seconds.items()},
+        "query_seconds": {k: round(v, 2) for k, v in run.query_seconds.items()},
+    }
+
+
+def write_json(run: RunResults, out: TextIO | None = None) -> None:
+    out = out or sys.stdout
+    doc = {
+        "engines": run.engines,
+        "results": [r.as_json() for r in run.results],
+        "summary": summary(run),
+    }
+    json.dump(doc, out, indent=2, default=str)
+    out.write("\n")
+
+
+Known = Callable[[Result], object | None]
+
+
+def write_table(run: RunResults, out: TextIO | None = None, known: Known | None = None) -> None:
+    """The verdict table, counts per engine, and details of what did not pass.
+
+    `known` gives the reviewed known difference (a baseline entry) that
+    explains a result, shown beside its verdict so a reader sees at once
+    which failures are explained.
+    """
+    out = out or sys.stdout
+    engines = list(run.engines)
+    cases = list(dict.fromkeys(r.case for r in run.results))
+    cell = {(r.case, r.engine): r for r in run.results}
+    width = max([len(c) for c in cases] + [4])
+    widths = [max(len(e), 13) for e in engines]
+    out.write(_row(["case", *engines], [width, *widths]))
+    out.write(_row(["-" * width, *["-" * w for w in widths]], [width, *widths]))
+    for case in cases:
+        marks = [cell[(case, e)].verdict.value if (case, e) in cell else "" for e in engines]
+        out.write(_row([case, *marks], [width, *widths]))
+    out.write("\n")
+    _write_counts(run, out)
+    _write_details(run, out, known or (lambda r: None))
+    _write_footer(run, out)
+
+
+def _row(values: list[str], widths: list[int]) -> str:
+    return "  ".join(v.ljust(w) for v, w in zip(values, widths, strict=True)).rstrip() + "\n"
+
+
+def _write_counts(run: RunResults, out: TextIO) -> None:
+    counts = run.counts()
+    present = [v for v in _ORDER if any(c.get(v) for c in counts.values())]
+    labels = {engine: f"{engine} {run.engines[engine]}" for engine in counts}
+    widths = [max(len(x) for x in ["engine", *labels.values()]), *[max(len(v), 5) for v in present]]
+    out.write(_row(["engine", *present], widths))
+    for engine, c in counts.items():
+        out.write(_row([labels[engine], *[str(c.get(v, 0)) for v in present]], widths))
+    out.write("\n")
+
+
+def _write_details(run: RunResults, out: TextIO, known: Known) -> None:
+    shown = [r for r in run.results if r.verdict not in PASSING]
+    if not shown:
+        return
+    out.write("Not passing:\n")
+    for r in shown:
+        out.write(f"- {r.case} on {r.engine}: {r.verdict.value}: {r.detail}\n")
+        entry = known(r)
+        if entry is not None:
+            link = f" ({entry.link})" if getattr(entry, "link", None) else ""
+            out.write(f"    known difference {entry.id}, {entry.kind}{link}\n")
+        if r.sql:
+            out.write("    " + " ".join(r.sql.split()) + "\n")
+    out.write("\n")
+
+
+def _write_footer(run: RunResults, out: TextIO) -> None:
+    startup = ", ".join(f"{k} {v:.1f}s" for k, v in run.startup_seconds.items())
+    queries = ", ".join(f"{k} {v:.1f}s" for k, v in run.query_seconds.items())
+    out.write(f"wall time {run.wall_seconds:.1f}s; start-up: {startup}; queries: {queries}\n")
+    verdict = "PASS" if run.passed else "FAIL"
+    out.write(f"{verdict}: every verdict is match or unsupported\n" if run.passed else
+              f"{verdict}: some verdicts are neither a match, a rejection the definition requires, nor unsupported (see above)\n")
