@@ -8,7 +8,7 @@ import socket
 import pytest
 
 from harness.core.errors import EngineUnavailable
-from harness.engines.postgres.adapter import local as postgres_local
+from harness.engines.postgres import local as postgres_local
 from harness.engines.postgres.local import LocalPostgres, server_bin
 
 

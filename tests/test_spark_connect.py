@@ -33,7 +33,7 @@ from harness.cases.case import load_case
 from harness.core.errors import EngineCrash, EngineError, EngineUnavailable
 from harness.engines.registry import get_engine
 from harness.engines.spark.adapter import SparkEngine
-from harness.engines.spark.adapter import connect as spark_connect
+from harness.engines.spark import connect as spark_connect
 from harness.engines.spark.connect import LocalConnectServer, redacted
 from harness.judge.runner import run_case
 
@@ -150,7 +150,7 @@ def test_a_server_that_goes_away_is_a_crash_then_a_new_session(
 
 
 def test_no_java_means_no_local_server(monkeypatch) -> None:
-    from harness.engines.spark.adapter import adapter as spark
+    from harness.engines.spark import adapter as spark
 
     monkeypatch.setattr(spark.shutil, "which", lambda program: None)
     monkeypatch.delenv("JAVA_HOME", raising=False)
