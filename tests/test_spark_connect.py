@@ -32,8 +32,8 @@ from test_engines import (  # noqa: F401  (collected here again, on Spark Connec
 from harness.cases.case import load_case
 from harness.core.errors import EngineCrash, EngineError, EngineUnavailable
 from harness.engines.registry import get_engine
-from harness.engines.spark.adapter import SparkEngine
 from harness.engines.spark import connect as spark_connect
+from harness.engines.spark.adapter import SparkEngine
 from harness.engines.spark.connect import LocalConnectServer, redacted
 from harness.judge.runner import run_case
 
