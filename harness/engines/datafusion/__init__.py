@@ -1,1 +1,1 @@
-"""datafusion: its adapter, its dialect and what else only it needs."""
+"""Apache DataFusion: the adapter (`adapter`) and its dialect (`dialect`)."""

@@ -1,1 +1,1 @@
-"""duckdb: its adapter, its dialect and what else only it needs."""
+"""DuckDB: the adapter (`adapter`) and what the dialect lacks or spells its own way (`dialect`)."""

@@ -1,1 +1,1 @@
-"""postgres: its adapter, its dialect and what else only it needs."""
+"""PostgreSQL: the psycopg adapter (`adapter`), a throwaway local server (`local`) and its dialect (`dialect`)."""

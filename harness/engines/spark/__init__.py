@@ -1,1 +1,1 @@
-"""spark: its adapter, its dialect and what else only it needs."""
+"""Apache Spark: the PySpark adapter (`adapter`), Spark Connect (`connect`) and its dialect (`dialect`)."""

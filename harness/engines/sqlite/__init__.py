@@ -1,1 +1,1 @@
-"""sqlite: its adapter, its dialect and what else only it needs."""
+"""SQLite, through Python's sqlite3: the adapter (`adapter`) and its dialect (`dialect`)."""
