@@ -139,7 +139,7 @@ def test_values_from_data_and_engines_render_as_text(run_report) -> None:
     _, page, text = run_report
     assert SCRIPT in page.all_text  # shown, as text
     assert "<script>alert" not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text
-    assert 'a &amp; b &quot;quoted&quot;' in text
+    assert 'a &amp; b &#34;quoted&#34;' in text  # MarkupSafe's spelling of the quote
 
 
 def test_the_run_directory_records_verdicts_rows_and_findings(run_report) -> None:
@@ -207,8 +207,11 @@ def test_declared_gaps_show_where_no_case_reached(tmp_path: Path) -> None:
 
 
 def test_markup_escapes_strings_and_keeps_its_own_tags() -> None:
-    assert h("td", {"title": '"x"'}, SCRIPT) == '<td title="&quot;x&quot;">&lt;script&gt;alert(1)&lt;/script&gt;</td>'
+    assert h("td", {"title": '"x\''}, SCRIPT) == '<td title="&#34;x&#39;">&lt;script&gt;alert(1)&lt;/script&gt;</td>'
     assert h("div", {}, Markup("<b>ok</b>"), None, [1, "<"]) == "<div><b>ok</b>1&lt;</div>"
+    # A trusted attribute value stays as it is; a bare and a dropped attribute.
+    assert h("input", {"value": Markup("&amp;"), "checked": True, "hidden": False}) == \
+        '<input value="&amp;" checked>'
 
 
 def test_a_verdict_counts_in_the_rows_it_is_about() -> None:

@@ -81,22 +81,30 @@ def _parser() -> argparse.ArgumentParser:
 def _engines_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--engines",
-        help="comma-separated engines to run (default: every registered engine but postgres, "
-        "which joins when a PostgreSQL server is configured: --postgres-dsn, "
-        "$WINDOW_HARNESS_POSTGRES_DSN or --postgres-local)",
+        help="comma-separated engines to run (default: every registered engine whose library "
+        "is installed, but postgres only when a PostgreSQL server is configured: "
+        "--postgres-dsn, $WINDOW_HARNESS_POSTGRES_DSN or --postgres-local)",
     )
     # Filled in by `main` once every option is read (`default_engines`).
     p.set_defaults(default_engines=default_engines)
 
 
 def default_engines(args: argparse.Namespace) -> list[str]:
-    """Every registered engine, but postgres only when a server is configured
-    (--postgres-dsn, $WINDOW_HARNESS_POSTGRES_DSN, --postgres-local): without one it
-    cannot run, and a default run must not fail for want of it."""
-    from harness.engines.registry import engine_names
+    """Every registered engine this installation can run: postgres only when a server
+    is configured (--postgres-dsn, $WINDOW_HARNESS_POSTGRES_DSN, --postgres-local), and
+    no engine whose library (its pip extra) is not installed. A default run must not
+    fail for want of either; a note on stderr names the engines left out for want of
+    their library and the extra that adds them. Naming such an engine in --engines is
+    an error instead (exit 2)."""
+    from harness.engines.registry import engine_class, engine_names
 
     configured = postgres_dsn(args) is not None or getattr(args, "postgres_local", False)
-    return [n for n in engine_names() if configured or not _is_postgres(n)]
+    wanted = [n for n in engine_names() if configured or not _is_postgres(n)]
+    missing = [n for n in wanted if not engine_class(n).installed()]
+    if missing:
+        print(f"window-harness: note: leaving out {', '.join(missing)}, not installed "
+              f"(pip install 'window-harness[{','.join(missing)}]')", file=sys.stderr)
+    return [n for n in wanted if n not in missing]
 
 
 # -- PostgreSQL: where its server is ------------------------------------------------

@@ -9,13 +9,22 @@ engine rejected or failed, `EngineCrash` when its process died,
 
 from __future__ import annotations
 
+import importlib.util
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 
 import pyarrow as pa
 
 from harness.core.dialect import Dialect
+from harness.core.errors import EngineUnavailable
 from harness.core.model import Query
+
+
+def library_missing(engine: str, error: ImportError) -> EngineUnavailable:
+    """The error for an engine whose Python library is not installed. Each engine's
+    library is the pip extra of its name (pyproject.toml), so the message says which."""
+    return EngineUnavailable(engine, f"its Python library is not installed ({error}); "
+                             f"install it with: pip install 'window-harness[{engine}]'")
 
 
 def reload_tables(loaded: dict[str, pa.Table], tables: Mapping[str, pa.Table],
@@ -62,6 +71,16 @@ class Engine(ABC):
 
     # The profiles (`harness.engines.profiles`) this adapter runs under, as in its name.
     profiles: tuple[str, ...] = ()
+
+    # The top-level module of the engine's Python library, which its pip extra
+    # installs; None when the core install has it (the reference, SQLite).
+    library: str | None = None
+
+    @classmethod
+    def installed(cls) -> bool:
+        """Whether the engine's library can be imported, found without importing it
+        (importing pyspark alone takes a second)."""
+        return cls.library is None or importlib.util.find_spec(cls.library) is not None
 
     @property
     def implementation(self) -> str:

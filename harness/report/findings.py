@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from harness.report.answers import answer_rows, pair_rows
-from harness.report.markup import Markup, h
+from harness.report.markup import Markup, h, render
 from harness.report.model import Finding
 
 MAX_ROWS = 40  # rows of a data table or an answer shown before the rest is folded away
@@ -87,7 +87,7 @@ def _data_table(table: dict) -> Markup:
     rows = [tuple(r) for r in table.get("rows") or []]
     body = [h("tr", {}, [_value_cell(v) for v in row]) for row in rows[:MAX_ROWS]]
     rest = h("p", {"class": "note"}, f"… {len(rows) - MAX_ROWS:,} more rows") if len(rows) > MAX_ROWS else None
-    return Markup(h("table", {}, h("thead", {}, h("tr", {}, head)), h("tbody", {}, body)) + (rest or ""))
+    return h("table", {}, h("thead", {}, h("tr", {}, head)), h("tbody", {}, body)) + render(rest)
 
 
 def _value_cell(value: object, differs: bool = False) -> Markup:

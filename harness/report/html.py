@@ -44,13 +44,13 @@ def render_report(data: ReportData, title: str = "window-harness conformance rep
                                      ("matrix", "Conformance matrix"), ("findings", "Findings"))]),
         h("main", {}, _summary(data), _plots(data), _matrix(matrix), _findings(data)),
     ]
-    return "<!DOCTYPE html>\n" + h(
+    return Markup("<!DOCTYPE html>\n") + h(
         "html", {"lang": "en"},
         h("head", {}, h("meta", {"charset": "utf-8"}),
           h("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
           h("title", {}, title), h("style", {}, Markup(_static("report.css")))),
         h("body", {}, body, h("script", {}, Markup(_static("report.js")))),
-    ) + "\n"
+    ) + Markup("\n")
 
 
 def _static(name: str) -> str:
@@ -165,8 +165,8 @@ def _plots(data: ReportData) -> Markup:
     return h("section", {"id": "plots"}, h("h2", {}, "Plots"), h("div", {"class": "plots"}, figures))
 
 
-def _figure(svg: str, caption: str) -> Markup:
-    return h("figure", {}, Markup(svg), h("figcaption", {}, caption))
+def _figure(svg: Markup, caption: str) -> Markup:
+    return h("figure", {}, svg, h("figcaption", {}, caption))
 
 
 # -- the matrix -------------------------------------------------------------------------------

@@ -1,57 +1,53 @@
 """HTML built so that escaping cannot be forgotten.
 
-Every plain `str` that reaches a page goes through `html.escape`; only
-`Markup` (HTML this package made itself: tags from `h`, the inline SVG of
-`plots`, the static CSS and JS) passes as it is. A value from data, SQL or an
-engine's message is a plain str, so `<script>alert(1)</script>` in a table
-cell or an error renders as text.
+MarkupSafe (the library Jinja2 escapes with) is the one escaping path of the
+report, its HTML and its inline SVG alike: every plain `str` that reaches a page
+goes through `markupsafe.escape`; only `Markup` (HTML this package made itself:
+elements from `h`, the static CSS and JS) passes as it is. A value from data,
+SQL or an engine's message is a plain str, so `<script>alert(1)</script>` in a
+table cell, an error or a plot's label renders as text.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable, Mapping
+
+from markupsafe import Markup, escape
+
+__all__ = ["Markup", "escape", "h", "render", "slug"]
 
 Child = "str | int | float | Markup | None | Iterable[Child]"
 VOID = frozenset({"br", "hr", "img", "meta", "link", "input", "col"})
 
 
-class Markup(str):
-    """Trusted HTML: made by this package, never from outside data."""
-
-
-def escape(value: object) -> Markup:
-    if isinstance(value, Markup):
-        return value
-    return Markup(html.escape("" if value is None else str(value), quote=True))
-
-
 def h(tag: str, attrs: Mapping[str, object] | None = None, *children: object) -> Markup:
     """`<tag attrs>children</tag>`; attribute values and str children are escaped.
-    An attribute whose value is None or False is left out; True writes it bare."""
-    parts = [f"<{tag}"]
-    for name, value in (attrs or {}).items():
+    An attribute whose value is None or False is left out; True writes it bare.
+    Used for the SVG of `plots` too (its elements are never void, so always closed)."""
+    start = Markup("<{}{}>").format(tag, _attributes(attrs or {}))
+    if tag in VOID:
+        return start
+    return start + render(children) + Markup("</{}>").format(tag)
+
+
+def _attributes(attrs: Mapping[str, object]) -> Markup:
+    """` name="value"` for each attribute, the value escaped by Markup.format."""
+    out = Markup()
+    for name, value in attrs.items():
         if value is None or value is False:
             continue
         name = name.rstrip("_").replace("_", "-")  # class_ -> class, data_key -> data-key
-        parts.append(f" {name}" if value is True else f' {name}="{escape(value)}"')
-    parts.append(">")
-    if tag in VOID:
-        return Markup("".join(parts))
-    return Markup("".join(parts) + render(children) + f"</{tag}>")
+        out += Markup(" {}").format(name) if value is True else Markup(' {}="{}"').format(name, value)
+    return out
 
 
 def render(children: object) -> Markup:
     """Children as HTML: strings escaped, Markup kept, iterables flattened, None dropped."""
     if children is None:
-        return Markup("")
-    if isinstance(children, str):
+        return Markup()
+    if isinstance(children, str) or not isinstance(children, Iterable):
         return escape(children)
-    if isinstance(children, int | float):
-        return escape(children)
-    if isinstance(children, Iterable):
-        return Markup("".join(render(c) for c in children))
-    return escape(children)
+    return Markup().join(render(c) for c in children)
 
 
 def slug(text: str) -> str:

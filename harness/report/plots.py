@@ -1,8 +1,9 @@
 """Inline SVG plots for the HTML conformance report.
 
-Pure functions from data to SVG markup: stdlib only, no script, no external fonts or
-URLs, so the report stays one self-contained file. Everything taken from data (labels,
-names, titles) is escaped: case and engine names end up here verbatim. Text styling is
+Pure functions from data to SVG markup: no script, no external fonts or URLs, so the
+report stays one self-contained file. Every element is built by the report's one element
+builder (`markup.h`, MarkupSafe underneath), so everything taken from data (labels, names,
+titles) is escaped: case and engine names end up here verbatim. Text styling is
 `plot-*` classes and presentation attributes, both overridden by the page's CSS; data
 marks carry their fill inline so a plot reads without it. Every mark has a `<title>`
 child with its exact value, which browsers show as a hover tooltip.
@@ -10,10 +11,11 @@ child with its exact value, which browsers show as a hover tooltip.
 
 from __future__ import annotations
 
-import html
 import math
 import re
 from collections.abc import Mapping, Sequence
+
+from harness.report.markup import Markup, h
 
 WIDTH = 720  # viewBox width; the page may scale it down
 TITLE_H = 32  # the visible title above every plot
@@ -54,13 +56,20 @@ VERDICT_COLOURS: dict[str, str] = {
 # Okabe-Ito colours: distinguishable under the common colour-vision deficiencies.
 SERIES_COLOURS = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#000000")
 
-# XML 1.0 forbids these even as character references, and html.escape keeps them.
+# XML 1.0 forbids these even as character references, and escaping keeps them.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
-def _esc(value: object) -> str:
-    """Data as XML text or attribute value: escaped, and without characters XML forbids."""
-    return html.escape(_NOT_XML.sub("\ufffd", str(value)), quote=True)
+def _el(tag: str, attrs: Mapping[str, object], *children: object) -> Markup:
+    """An SVG element, by `markup.h` (which escapes); plain strings in its attributes
+    and children first lose the characters XML forbids, so the SVG also parses as XML."""
+    return h(tag, {name: _xml(value) for name, value in attrs.items()}, *map(_xml, children))
+
+
+def _xml(value: object) -> object:
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return _NOT_XML.sub("\ufffd", value)
+    return value
 
 
 def _fmt(value: float) -> str:
@@ -89,69 +98,62 @@ def _colour(verdict: str) -> str:
     return VERDICT_COLOURS.get(verdict, VERDICT_COLOURS["other"])
 
 
-def _text(x: float, y: float, text: str, cls: str, anchor: str = "start", extra: str = "") -> str:
-    return (
-        f'<text class="{cls}" x="{_n(x)}" y="{_n(y)}" text-anchor="{anchor}"{extra}>'
-        f"{_esc(text)}</text>"
-    )
+def _text(x: float, y: float, text: str, cls: str, anchor: str = "start",
+          **extra: str) -> Markup:
+    """A <text>; `extra` attributes (fill, transform) follow the position."""
+    return _el("text", {"class": cls, "x": _n(x), "y": _n(y), "text-anchor": anchor, **extra}, text)
 
 
-def _rect(cls: str, x: float, y: float, w: float, h: float, fill: str, tip: str) -> str:
-    return (
-        f'<rect class="{cls}" x="{_n(x)}" y="{_n(y)}" width="{_n(w)}" height="{_n(h)}" '
-        f'fill="{fill}"><title>{_esc(tip)}</title></rect>'
-    )
+def _rect(cls: str, x: float, y: float, w: float, height: float, fill: str, tip: str) -> Markup:
+    return _el("rect", {"class": cls, "x": _n(x), "y": _n(y), "width": _n(w), "height": _n(height),
+                        "fill": fill}, _el("title", {}, tip))
 
 
-def _svg(kind: str, title: str, height: float, body: Sequence[str]) -> str:
+def _svg(kind: str, title: str, height: float, body: Sequence[Markup]) -> Markup:
     """The root element: sized by viewBox, labelled for screen readers, titled on screen."""
-    t, h = _esc(title), _n(height)
-    return "".join([
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="plot plot-{kind}" role="img" '
-        f'aria-label="{t}" viewBox="0 0 {WIDTH} {h}" width="{WIDTH}" height="{h}" '
-        'font-family="sans-serif" font-size="12">',
-        f"<title>{t}</title>",
-        f'<text class="plot-title" x="8" y="20" font-size="14" font-weight="bold">{t}</text>',
-        *body,
-        "</svg>",
-    ])
+    tall = _n(height)
+    return _el("svg", {"xmlns": "http://www.w3.org/2000/svg", "class": f"plot plot-{kind}",
+                       "role": "img", "aria-label": title, "viewBox": f"0 0 {WIDTH} {tall}",
+                       "width": WIDTH, "height": tall, "font-family": "sans-serif", "font-size": 12},
+               _el("title", {}, title),
+               _el("text", {"class": "plot-title", "x": 8, "y": 20, "font-size": 14,
+                            "font-weight": "bold"}, title),
+               body)
 
 
-def _empty(kind: str, title: str) -> str:
+def _empty(kind: str, title: str) -> Markup:
     """A plot with nothing to draw says so, rather than showing empty axes."""
-    note = _text(WIDTH / 2, TITLE_H + 22, "no data", "plot-empty", "middle", ' fill="#767676"')
+    note = _text(WIDTH / 2, TITLE_H + 22, "no data", "plot-empty", "middle", fill="#767676")
     return _svg(kind, title, TITLE_H + 40, [note])
 
 
-def _legend(entries: Sequence[tuple[str, str]], top: float) -> tuple[str, float]:
+def _legend(entries: Sequence[tuple[str, str]], top: float) -> tuple[Markup, float]:
     """(label, colour) swatches flowing left to right in fixed columns; returns the markup
     and its height."""
     per_row = (WIDTH - 16) // LEGEND_COL_W
-    parts = ['<g class="plot-legend">']
+    parts = []
     for i, (label, colour) in enumerate(entries):
         x = 8 + (i % per_row) * LEGEND_COL_W
         y = top + (i // per_row) * LEGEND_ROW_H
         parts.append(_rect("plot-swatch", x, y, 12, 12, colour, label))
         parts.append(_text(x + 17, y + 10, _clip(label, 24), "plot-legend-label"))
-    parts.append("</g>")
-    return "".join(parts), math.ceil(len(entries) / per_row) * LEGEND_ROW_H
+    return _el("g", {"class": "plot-legend"}, parts), math.ceil(len(entries) / per_row) * LEGEND_ROW_H
 
 
-def _row(label: str, tip: str, y: float, marks: Sequence[str], value_x: float, value: str) -> str:
+def _row(label: str, tip: str, y: float, marks: Sequence[Markup], value_x: float,
+         value: str) -> Markup:
     """One horizontal bar: clipped label, its marks, and the number after them. The group's
     <title> gives the full label to the label and number, which have no <title> of their own."""
-    return "".join([
-        f'<g class="plot-row"><title>{_esc(tip)}</title>',
-        _text(LABEL_W - 6, y + 12, _clip(label), "plot-label", "end"),
-        *marks,
-        _text(value_x + 4, y + 12, value, "plot-value"),
-        "</g>",
-    ])
+    return _el("g", {"class": "plot-row"},
+               _el("title", {}, tip),
+               _text(LABEL_W - 6, y + 12, _clip(label), "plot-label", "end"),
+               marks,
+               _text(value_x + 4, y + 12, value, "plot-value"))
 
 
 def stacked_bars(
     rows: Sequence[tuple[str, Mapping[str, int]]], *, title: str, order: Sequence[str] = ()
-) -> str:
+) -> Markup:
     """Horizontal stacked bars, one per row (e.g. per engine: verdict -> count).
 
     Segment order follows `order` then the rest alphabetically; a legend lists
@@ -185,7 +187,7 @@ def stacked_bars(
     return _svg("stacked", title, legend_top + legend_h + 6, [*body, legend])
 
 
-def bars(items: Sequence[tuple[str, int]], *, title: str, max_items: int = 40) -> str:
+def bars(items: Sequence[tuple[str, int]], *, title: str, max_items: int = 40) -> Markup:
     """Horizontal bars of counts, largest first (e.g. cases per feature exercised), labels left,
     value at the bar end; beyond max_items the rest are summed into one 'N others' bar.
 
@@ -260,43 +262,37 @@ class _Frame:
         return self.bottom - (y - lo) / (hi - lo) * (self.bottom - self.top)
 
 
-def _line(cls: str, x1: float, y1: float, x2: float, y2: float) -> str:
-    return f'<line class="{cls}" x1="{_n(x1)}" y1="{_n(y1)}" x2="{_n(x2)}" y2="{_n(y2)}"/>'
+def _line(cls: str, x1: float, y1: float, x2: float, y2: float) -> Markup:
+    return _el("line", {"class": cls, "x1": _n(x1), "y1": _n(y1), "x2": _n(x2), "y2": _n(y2)})
 
 
-def _axes(f: _Frame, x_label: str, y_label: str) -> list[str]:
+def _axes(f: _Frame, x_label: str, y_label: str) -> list[Markup]:
     """Grid lines at the ticks, their labels, and the two axis titles."""
-    out = ['<g class="plot-grid" stroke="#d9d9d9" stroke-width="1">']
-    out += [_line("plot-gridline", f.px(x), f.top, f.px(x), f.bottom) for x in f.xt]
-    out += [_line("plot-gridline", f.left, f.py(y), f.right, f.py(y)) for y in f.yt]
-    out.append("</g>")
+    lines = [_line("plot-gridline", f.px(x), f.top, f.px(x), f.bottom) for x in f.xt]
+    lines += [_line("plot-gridline", f.left, f.py(y), f.right, f.py(y)) for y in f.yt]
+    out = [_el("g", {"class": "plot-grid", "stroke": "#d9d9d9", "stroke-width": 1}, lines)]
     for x in f.xt:
         out.append(_text(f.px(x), f.bottom + 16, f"{x:,.{f.x_decimals}f}", "plot-tick", "middle"))
     for y in f.yt:
         out.append(_text(f.left - 6, f.py(y) + 4, f"{y:,.{f.y_decimals}f}", "plot-tick", "end"))
     out.append(_text((f.left + f.right) / 2, f.bottom + 36, x_label, "plot-axis-label", "middle"))
     mid = (f.top + f.bottom) / 2
-    rotate = f' transform="rotate(-90 16 {_n(mid)})"'
-    out.append(_text(16, mid, y_label, "plot-axis-label", "middle", rotate))
+    rotate = f"rotate(-90 16 {_n(mid)})"
+    out.append(_text(16, mid, y_label, "plot-axis-label", "middle", transform=rotate))
     return out
 
 
 def _series(f: _Frame, name: str, points: Sequence[tuple[float, float]], colour: str,
-            circles: int, x_label: str, y_label: str) -> str:
+            circles: int, x_label: str, y_label: str) -> Markup:
     """One series: its polyline and up to `circles` points, each with its exact value."""
     coords = " ".join(f"{_n(f.px(x))},{_n(f.py(y))}" for x, y in _thin(points, MAX_LINE_POINTS))
-    out = [
-        f'<g class="plot-series"><polyline class="plot-line" points="{coords}" fill="none" '
-        f'stroke="{colour}" stroke-width="1.5"><title>{_esc(name)}</title></polyline>'
-    ]
-    for x, y in _thin(points, circles):
-        tip = _esc(f"{name}: {x_label} {_fmt(x)}, {y_label} {_fmt(y)}")
-        out.append(
-            f'<circle class="plot-point" cx="{_n(f.px(x))}" cy="{_n(f.py(y))}" r="2.5" '
-            f'fill="{colour}"><title>{tip}</title></circle>'
-        )
-    out.append("</g>")
-    return "".join(out)
+    line = _el("polyline", {"class": "plot-line", "points": coords, "fill": "none",
+                            "stroke": colour, "stroke-width": 1.5}, _el("title", {}, name))
+    marks = [_el("circle", {"class": "plot-point", "cx": _n(f.px(x)), "cy": _n(f.py(y)), "r": 2.5,
+                            "fill": colour},
+                 _el("title", {}, f"{name}: {x_label} {_fmt(x)}, {y_label} {_fmt(y)}"))
+             for x, y in _thin(points, circles)]
+    return _el("g", {"class": "plot-series"}, line, marks)
 
 
 def line_chart(
@@ -305,7 +301,7 @@ def line_chart(
     title: str,
     x_label: str,
     y_label: str,
-) -> str:
+) -> Markup:
     """One or more named series of (x, y) points (e.g. 'cases/s' over 'seconds since start'); axes
     with 4-6 round ticks, a polyline per series plus small circles, a legend when more than one.
 

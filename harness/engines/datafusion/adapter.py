@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from harness.core.errors import EngineCrash, EngineError, EngineUnavailable
-from harness.engines.base import Engine
+from harness.core.errors import EngineCrash, EngineError
+from harness.engines.base import Engine, library_missing
 from harness.engines.datafusion.dialect import DATAFUSION
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ def _load() -> Any:
     try:
         import datafusion
     except ImportError as e:
-        raise EngineUnavailable("datafusion", f"cannot import datafusion: {e}") from e
+        raise library_missing("datafusion", e) from e
     return datafusion
 
 
@@ -57,6 +57,7 @@ class DataFusionEngine(Engine):
 
     name = "datafusion"
     dialect = DATAFUSION
+    library = "datafusion"
 
     def __init__(self, config: Mapping[str, str] | None = None,
                  memory_pool_bytes: int | None = None) -> None:

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from harness.core.errors import EngineError, EngineUnavailable
-from harness.engines.base import Engine
+from harness.core.errors import EngineError
+from harness.engines.base import Engine, library_missing
 from harness.engines.duckdb.dialect import DUCKDB
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ def _load() -> Any:
     try:
         import duckdb
     except ImportError as e:
-        raise EngineUnavailable("duckdb", f"cannot import duckdb: {e}") from e
+        raise library_missing("duckdb", e) from e
     return duckdb
 
 
@@ -37,6 +37,7 @@ class DuckDBEngine(Engine):
 
     name = "duckdb"
     dialect = DUCKDB
+    library = "duckdb"
 
     def __init__(self, config: Mapping[str, str] | None = None) -> None:
         self._duckdb = _load()

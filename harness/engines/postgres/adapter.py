@@ -53,7 +53,7 @@ from harness.core.errors import (
     Unsupported,
 )
 from harness.core.types import SqlType, TypeKind, from_arrow
-from harness.engines.base import Engine, reload_tables
+from harness.engines.base import Engine, library_missing, reload_tables
 from harness.engines.postgres.dialect import (
     NUL_DATA,
     OTHER_DATA,
@@ -100,7 +100,7 @@ def _load() -> Any:
     try:
         import psycopg
     except ImportError as e:
-        raise EngineUnavailable("postgres", f"cannot import psycopg: {e}") from e
+        raise library_missing("postgres", e) from e
     return psycopg
 
 
@@ -133,6 +133,7 @@ class PostgresEngine(Engine):
 
     name = "postgres"
     dialect = POSTGRES
+    library = "psycopg"
 
     def __init__(self, dsn: str | None = None, local: bool = False) -> None:
         self._psycopg = _load()

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from harness.core.errors import EngineCrash, EngineError, EngineUnavailable
-from harness.engines.base import Engine
+from harness.engines.base import Engine, library_missing
 from harness.engines.spark.connect import arrow_frame, is_connect_url, open_session, session_lost
 from harness.engines.spark.dialect import SPARK
 
@@ -136,7 +136,7 @@ def _start(master: str) -> SparkSession:
     try:
         from pyspark.errors import PySparkException
     except ImportError as e:
-        raise EngineUnavailable("spark", f"cannot import pyspark: {e}") from e
+        raise library_missing("spark", e) from e
     _quiet_python_loggers()
     try:
         spark = _builder(master).getOrCreate()
@@ -230,6 +230,7 @@ class SparkEngine(Engine):
 
     name = "spark"
     dialect = SPARK
+    library = "pyspark"
     runs_on_spark = True
 
     def __init__(self, master: str = DEFAULT_MASTER,
@@ -237,7 +238,7 @@ class SparkEngine(Engine):
         try:
             import pyspark  # noqa: F401  (fail here, not at the first query)
         except ImportError as e:
-            raise EngineUnavailable("spark", f"cannot import pyspark: {e}") from e
+            raise library_missing("spark", e) from e
         self._master = master
         self._config = dict(config or {})
         self._remote = is_connect_url(master)

@@ -39,6 +39,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from harness.core.errors import EngineUnavailable
+from harness.engines.base import library_missing
 from harness.engines.ports import free_loopback_port
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ def open_session(url: str, conf: Mapping[str, str]) -> ConnectSession:
         from pyspark.sql.connect.client.retries import DefaultPolicy
         from pyspark.sql.connect.session import SparkSession as ConnectSession
     except ImportError as e:  # PySparkImportError too: grpcio, pandas, zstandard...
-        raise EngineUnavailable("spark", f"Spark Connect client: {e}") from e
+        raise library_missing("spark", e) from e
     session = ConnectSession.builder.remote(url).create()  # no RPC yet
     # `_client` is private, but the only way to shorten the retries of a session.
     session._client.set_retry_policies([DefaultPolicy(**_RETRY)])
