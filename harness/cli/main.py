@@ -63,7 +63,9 @@ def postgres_for_command(args: argparse.Namespace) -> Iterator[None]:
     if local and getattr(args, "postgres_dsn", None) is not None:
         raise InvalidInput("give one of them: --postgres-dsn names a server, --postgres-local "
                            "starts one", "--postgres-dsn, --postgres-local")
-    if not local or not names_postgres(engine_list(args.engines)):
+    # Without --engines (replay, reduce: their engines come from the case), each
+    # postgres engine starts its own server (`options.engine_options`).
+    if not local or args.engines is None or not names_postgres(engine_list(args.engines)):
         yield
         return
     from harness.engines.postgres.local import LocalPostgres
