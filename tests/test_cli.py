@@ -1,14 +1,24 @@
-"""The `window-harness` command line: exit codes, bad input, output formats."""
+"""The `window-harness` command line: exit codes, bad input, output formats; the
+package's shape (only harness/cli knows argparse, shared options built once)
+and the one progress display."""
 
 from __future__ import annotations
 
+import argparse
+import ast
+import io
 import json
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
-from harness.cli.main import main
+import harness
+from harness.cli import options
+from harness.cli.main import COMMANDS, main, parser
+from harness.cli.progress import ProgressLine, progress_text
+from harness.results.store import Progress
 
 GOOD_CASE = """\
 description: row_number over a unique key
@@ -109,3 +119,104 @@ def test_the_default_engines_are_those_installed_and_say_which_are_left_out(
 def test_missing_path_is_bad_input(tmp_path, capsys):
     assert main(["run", str(tmp_path / "nope")]) == 2
     assert "nope" in capsys.readouterr().err
+
+
+# -- the package: only harness/cli knows the command line ----------------------------
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module `path` imports, at any depth (a function's imports too)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def test_no_module_outside_cli_imports_argparse_or_the_cli():
+    package = Path(harness.__file__).parent
+    offenders = {}
+    for path in sorted(package.rglob("*.py")):
+        if path.is_relative_to(package / "cli") or path == package / "__main__.py":
+            continue  # `python -m harness` is the command line's own entry
+        bad = {n for n in _imports(path) if n == "argparse" or n == "harness.cli" or n.startswith("harness.cli.")}
+        if bad:
+            offenders[str(path.relative_to(package))] = sorted(bad)
+    assert offenders == {}
+
+
+def test_the_scan_sees_a_function_level_import(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("def f():\n    from harness.cli.options import ENGINES\n    import argparse\n")
+    assert {"argparse", "harness.cli.options"} <= _imports(path)
+
+
+def test_one_module_per_command():
+    sub = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert list(sub.choices) == [m.__name__.rsplit(".", 1)[1] for m in COMMANDS]
+
+
+@pytest.mark.parametrize(("parent", "dest", "commands"), [
+    (options.ENGINES, "engines", ["run", "fuzz", "gate"]),
+    (options.ENGINE_PYTHON, "engine_python", ["run", "fuzz", "gate"]),
+    (options.POSTGRES, "postgres_dsn", ["run", "fuzz", "gate", "reduce", "replay"]),
+    (options.FORMAT, "format", ["run", "cases", "fuzz", "gate", "replay"]),
+    (options.REPORT, "report", ["run", "fuzz", "gate"]),
+])
+def test_shared_options_are_built_once(parent, dest, commands):
+    """Each command's option is the parent's very action, not a copy written again."""
+    shared = next(a for a in parent._actions if a.dest == dest)
+    sub = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for command in commands:
+        assert any(a is shared for a in sub.choices[command]._actions), command
+
+
+# -- the one progress display --------------------------------------------------------
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_on_a_terminal_rewrites_one_line():
+    stream = _Terminal()
+    line = ProgressLine(stream)
+    progress = line.cases("corpus ")
+    progress(0, 2, "a/first")
+    progress(1, 2, "b/" + "x" * 300)
+    line.clear()
+    frames = stream.getvalue().split("\r\033[K")
+    assert frames == ["", "corpus [1/2] a/first", ("corpus [2/2] b/" + "x" * 300)[:200], ""]
+
+
+def test_progress_in_a_log_writes_a_line_now_and_then():
+    stream = io.StringIO()
+    line = ProgressLine(stream)
+    for done in range(3):
+        line.cases("corpus ", lambda i, n: f"gate: corpus: {i}/{n} cases")(done, 3, "c")
+    assert stream.getvalue() == "gate: corpus: 1/3 cases\n"  # the next within 15 s is skipped
+    line.clear()  # something else was printed: the next update shows at once
+    line.cases(log=lambda i, n: f"{i}/{n}")(2, 3, "c")
+    assert stream.getvalue() == "gate: corpus: 1/3 cases\n3/3\n"
+
+
+def test_progress_of_run_in_a_log_is_silent():
+    stream = io.StringIO()
+    ProgressLine(stream).cases()(0, 1, "c")
+    assert stream.getvalue() == ""
+
+
+def test_progress_of_a_campaign():
+    progress = Progress()
+    for index, verdicts in enumerate([{"duckdb": "match"}, {"duckdb": "mismatch"}]):
+        progress.add_case({"index": index, "verdicts": verdicts})
+    assert progress_text(progress, 2.0) == "2 cases 1.0/s | duckdb 1ok 1x | findings 0"
+    stream = io.StringIO()
+    line = ProgressLine(stream)
+    line.campaign(progress, 2.0)
+    line.campaign(progress, 2.1)
+    assert stream.getvalue() == "2 cases 1.0/s | duckdb 1ok 1x | findings 0\n"

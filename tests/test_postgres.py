@@ -22,7 +22,8 @@ import pyarrow as pa
 import pytest
 from test_dialects import TABLES
 
-from harness.cli.main import default_engines, engine_options, main
+from harness.cli.main import main
+from harness.cli.options import default_engines, engine_options
 from harness.core.dialect import KEYWORDS
 from harness.core.errors import (
     EngineCrash,

@@ -1,4 +1,5 @@
-"""`replay` and `export` (harness/findings/replay.py, harness/findings/export.py).
+"""`replay` and `export` (harness/findings/replay.py, harness/findings/export.py;
+the commands: harness/cli/replay.py, harness/cli/export.py).
 
 Replay: the verdicts are the comparator's, the output drops the hidden
 columns, and the diff marks what differs from the reference. Export: a file
@@ -10,7 +11,6 @@ same rules the file was written with.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import math
@@ -22,19 +22,15 @@ import pytest
 
 from harness.cases.case import load_case
 from harness.cases.casefile import save_case
-from harness.findings.export import FORMATS, add_export_parser, duckdb_cell, plain_decimal, slt_cell
-from harness.findings.replay import add_replay_parser, show
+from harness.cli.main import main
+from harness.findings.export import FORMATS, duckdb_cell, plain_decimal, slt_cell
+from harness.findings.replay import show
 
 CASES = Path(__file__).resolve().parent.parent / "cases"
 
 
 def _run(argv: list[str], capsys) -> tuple[int, str, str]:
-    parser = argparse.ArgumentParser(prog="window-harness")
-    sub = parser.add_subparsers(required=True)
-    add_replay_parser(sub)
-    add_export_parser(sub)
-    args = parser.parse_args(argv)
-    code = args.command(args)
+    code = main(argv)
     out, err = capsys.readouterr()
     return code, out, err
 

@@ -1,4 +1,4 @@
-"""`window-harness gate`: options in, exit code out."""
+"""`window-harness gate`: options in, exit code out (the work: `gate.run`)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,28 @@ import json
 import sys
 from pathlib import Path
 
+from harness.cli.exit_codes import EXIT_BAD_INPUT
+from harness.cli.options import (
+    ENGINE_PYTHON,
+    ENGINES,
+    FORMAT,
+    POSTGRES,
+    REPORT,
+    engine_list,
+    engine_options,
+    parent,
+)
+from harness.cli.progress import ProgressLine
+from harness.cli.report import check_report_option, write_report
 from harness.core.errors import InvalidInput
 
 CORPUS = Path(__file__).resolve().parents[2] / "cases"
 
 
-def add_gate_parser(sub: argparse._SubParsersAction, engines_option, format_option,
-                    engine_python_option) -> None:
-    p = sub.add_parser(
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    sub.add_parser(
         "gate",
+        parents=[ENGINES, ENGINE_PYTHON, POSTGRES, _gate(), FORMAT, REPORT],
         help="CI gate: the corpus plus a seeded fuzz budget, failing only on what the "
         "known-differences baseline does not explain",
         description="Run the conformance corpus and a seeded fuzz campaign of --budget-seconds "
@@ -26,12 +39,12 @@ def add_gate_parser(sub: argparse._SubParsersAction, engines_option, format_opti
         "a case the other build fails where the released one matched is a regression. "
         "Exit 0 when everything is a match or explained, 1 on an unexplained verdict or an A/B "
         "regression (or a stale entry under --strict-baseline), 2 on bad input.",
-    )
-    engines_option(p)
-    engine_python_option(p)
-    from harness.cli.main import add_postgres_options
+    ).set_defaults(command=cmd_gate)
 
-    add_postgres_options(p)
+
+def _gate() -> argparse.ArgumentParser:
+    """The gate's own options, listed between the engines' and --format."""
+    p = parent()
     p.add_argument("--baseline", type=Path, help="the known-differences file "
                    "(default: the repository's baseline/known-differences.yaml)")
     p.add_argument("--budget-seconds", type=float, default=60.0,
@@ -53,18 +66,12 @@ def add_gate_parser(sub: argparse._SubParsersAction, engines_option, format_opti
                    help="results directory; an earlier gate's is replaced (default: %(default)s)")
     p.add_argument("--timeout", type=float, default=30.0,
                    help="seconds an engine may take per query (default: %(default)s)")
-    format_option(p)
-    from harness.cli.main import add_report_option
-
-    add_report_option(p)
-    p.set_defaults(command=cmd_gate)
+    return p
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
     from harness.baseline.known import DEFAULT_PATH, load_baseline
     from harness.cases.case import load_cases
-    from harness.cli.fuzz import _ProgressLine
-    from harness.cli.main import _engine_list, check_report_option, engine_options, write_report
     from harness.engines.registry import get_dialect
     from harness.gate.junit import write_junit
     from harness.gate.run import GateConfig, run_gate
@@ -77,7 +84,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         raise InvalidInput("must be positive", "--timeout")
     check_report_option(args)
-    names = _engine_list(args.engines)
+    names = engine_list(args.engines)
     for name in names:
         get_dialect(name)  # an unknown engine or profile fails before any work
     options = engine_options(args, names)
@@ -87,7 +94,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     if errors:
         for e in errors:
             print(f"window-harness: invalid case: {e}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     if not cases:
         raise InvalidInput("no case files found", " ".join(map(str, paths)))
     config = GateConfig(
@@ -96,16 +103,18 @@ def cmd_gate(args: argparse.Namespace) -> int:
         strict_baseline=args.strict_baseline,
         engine_options=options, timeout_seconds=args.timeout, whole_corpus=not args.corpus,
     )
+    line = ProgressLine()
 
     def say(text: str) -> None:
+        line.clear()  # a message replaces the progress line; the next progress shows at once
         print(f"gate: {text}", file=sys.stderr, flush=True)
 
     budget = f"{args.budget_seconds:g} s" + (f" or {args.budget_cases} cases" if args.budget_cases is not None else "")
     say(f"seed {args.seed}, engines {','.join(names)}, {len(cases)} corpus cases, fuzz budget "
         f"{budget}, baseline {baseline.path}, out {args.out}")
-    line = _ProgressLine(sys.stderr.isatty())
     try:
-        result = run_gate(config, say, listener=line.update)
+        result = run_gate(config, say, progress=line.cases("corpus ", _corpus_log),
+                          listener=line.campaign)
     finally:
         line.clear()
     if args.junit:
@@ -120,3 +129,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     if args.report:
         write_report([args.out], args)
     return result.exit_code
+
+
+def _corpus_log(done: int, total: int) -> str:
+    return f"gate: corpus: {done}/{total} cases"

@@ -7,10 +7,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness.cli.exit_codes import EXIT_PASS
 from harness.core.errors import InvalidInput
 
 
-def add_report_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "report",
         help="write the HTML conformance report of run, fuzz or gate results",
@@ -27,14 +28,27 @@ def add_report_parser(sub: argparse._SubParsersAction) -> None:
                    help="known-differences baseline for the findings' status (default: the one a "
                    "gate recorded, else baseline/known-differences.yaml)")
     p.add_argument("--title", default="window-harness conformance report", help="the page's title")
-    p.set_defaults(command=_cmd_report)
+    p.set_defaults(command=cmd_report)
 
 
-def _cmd_report(args: argparse.Namespace) -> int:
+def cmd_report(args: argparse.Namespace) -> int:
     path = make_report([Path(r) for r in args.results], Path(args.out),
                        Path(args.baseline) if args.baseline else None, args.title)
     print(f"report: {path}")
-    return 0
+    return EXIT_PASS
+
+
+def check_report_option(args: argparse.Namespace) -> None:
+    """--report (options.REPORT) of run, fuzz and gate, checked before any engine starts."""
+    if getattr(args, "report", None):
+        check_report_path(Path(args.report))
+
+
+def write_report(results: list, args: argparse.Namespace) -> None:
+    """The --report option of run, fuzz and gate: the report of what they wrote, its
+    path printed last (on stderr under --format json, which keeps stdout one document)."""
+    path = make_report([Path(r) for r in results], Path(args.report))
+    print(f"report: {path}", file=sys.stderr if args.format == "json" else sys.stdout)
 
 
 def check_report_path(out: Path, option: str = "--report") -> None:

@@ -1,4 +1,5 @@
-"""`window-harness replay CASE`: rerun one case file and show each answer.
+"""Replay one case: rerun it and show each answer (the command `window-harness
+replay CASE` is harness/cli/replay.py).
 
 For every engine: its verdict (the comparator's own, from `run_case`), the SQL
 it ran, its answer as a small table (the user's columns only; the hidden
@@ -14,16 +15,12 @@ a float within the tolerance), the verdict's notes say so.
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
 
 from harness.cases.case import Case, case_id, load_case
-from harness.core.errors import EngineUnavailable, EvaluationError, InvalidInput, ReferenceGap
+from harness.core.errors import EvaluationError, InvalidInput, ReferenceGap
 from harness.core.model import Select
 from harness.core.semantics import SemanticsProfile
 from harness.engines.base import Engine
@@ -36,13 +33,11 @@ from harness.judge.oracle import Oracle
 from harness.judge.runner import Result, RunResults, profile_named, run_case, start_engines
 
 __all__ = [
-    "EXIT_BAD_INPUT", "EXIT_FAIL", "EXIT_PASS", "Answer", "Changed", "Diff", "EngineReplay",
-    "Replay", "add_replay_parser", "cmd_replay", "diff", "engine_list", "finding_engines",
+    "Answer", "Changed", "Diff", "EngineReplay", "Replay", "diff", "finding_engines",
     "json_value", "load_one", "replay", "show", "text_table", "to_json", "user_answer",
     "write_text",
 ]
 
-EXIT_PASS, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
 _REFERENCE = "reference"
 
 
@@ -145,53 +140,7 @@ def _values(answer: Answer) -> list[tuple]:
 
 
 # ---------------------------------------------------------------------------
-# The command
-
-
-def add_replay_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    p = sub.add_parser(
-        "replay",
-        help="rerun one case or finding file and show each engine's SQL, answer and diff",
-        description="Rerun a case file (a corpus case or a finding) and print, per engine, "
-        "its verdict, the SQL it ran, its answer and a diff against the reference. "
-        "Exit 0 when every verdict is match or unsupported, 1 otherwise, 2 on bad input.",
-    )
-    p.add_argument("case", metavar="CASE", help="a case file")
-    p.add_argument("--engines", default=None,
-                   help="comma-separated engines (default: the reference and the engines the "
-                        "finding record names, else every registered engine)")
-    p.add_argument("--format", choices=["table", "json"], default="table", help="output format")
-    from harness.cli.main import add_postgres_options
-
-    add_postgres_options(p)
-    p.set_defaults(command=cmd_replay)
-    return p
-
-
-def cmd_replay(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    from harness.cli.main import default_engines, engine_options
-    from harness.engines.registry import get_engine
-
-    out = out or sys.stdout
-    try:
-        case = load_one(args.case)
-        names = engine_list(args.engines, case, default_engines(args))
-        options = engine_options(args, names)
-        engines = [get_engine(name, **options.get(name, {})) for name in names]
-    except (InvalidInput, EngineUnavailable) as e:
-        print(f"window-harness: error: {e}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    try:
-        rep = replay(case, engines)
-    finally:
-        for engine in engines:
-            engine.close()
-    if args.format == "json":
-        json.dump(to_json(rep), out, indent=2, default=str)
-        out.write("\n")
-    else:
-        write_text(rep, out)
-    return EXIT_PASS if rep.passed else EXIT_FAIL
+# What the command reads (the command itself: harness/cli/replay.py)
 
 
 def load_one(text: str) -> Case:
@@ -200,23 +149,6 @@ def load_one(text: str) -> Case:
     if path.is_dir():
         raise InvalidInput("a directory: give one case file", str(path))
     return load_case(path, case_id(path, [path]))
-
-
-def engine_list(text: str | None, case: Case, default: list[str] | None = None) -> list[str]:
-    """`--engines`, else the reference and the finding's engines, else `default`
-    (every registered engine when not given)."""
-    from harness.engines.registry import engine_names
-
-    if text is not None:
-        names = [n.strip() for n in text.split(",") if n.strip()]
-        if not names:
-            raise InvalidInput("no engine given", "--engines")
-        if len(set(names)) != len(names):
-            raise InvalidInput(f"an engine is listed twice: {text}", "--engines")
-        return names
-    known = engine_names()
-    named = [n for n in finding_engines(case.finding) if n in known]
-    return list(dict.fromkeys([_REFERENCE, *named])) if named else (default or known)
 
 
 def finding_engines(finding: dict | None) -> list[str]:

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.baseline.known import Baseline, Entry, derived_entries, stale
 from harness.cases.case import Case
@@ -32,7 +32,10 @@ from harness.gate.judge import (
     corpus_items,
     fuzz_items,
 )
-from harness.judge.runner import RunResults, run_cases
+from harness.judge.runner import Progress, RunResults, run_cases
+
+if TYPE_CHECKING:  # the campaign is imported when the fuzz part runs
+    from harness.campaign.loop import Listener
 
 MARKER = "gate.json"
 DIFFS_SHOWN = 5  # failures whose diff is computed (each replays its case)
@@ -120,7 +123,10 @@ def prepare_out(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
 
-def run_gate(config: GateConfig, say: Say = lambda text: None, listener=None) -> GateResult:
+def run_gate(config: GateConfig, say: Say = lambda text: None, listener: Listener | None = None,
+             progress: Progress | None = None) -> GateResult:
+    """`say` gets the gate's messages, `progress` each corpus case as it starts,
+    `listener` the campaign's progress: the gate itself prints nothing."""
     from harness.campaign.loop import CampaignConfig, make_engines, run_campaign
     from harness.results.rundir import write_run_dir
 
@@ -135,7 +141,7 @@ def run_gate(config: GateConfig, say: Say = lambda text: None, listener=None) ->
     engines = make_engines(campaign)
     try:
         say(f"starting {len(engines)} engines")
-        corpus = run_cases(config.cases, engines, progress=_corpus_progress(say))
+        corpus = run_cases(config.cases, engines, progress=progress)
         versions = dict(corpus.engines)
         explainer = Explainer(config.baseline, derived_entries(list(config.engines)), versions)
         by_id = {c.id: c for c in config.cases}
@@ -165,22 +171,6 @@ def run_gate(config: GateConfig, say: Say = lambda text: None, listener=None) ->
                         time.monotonic() - t0, started)
     (config.out / MARKER).write_text(json.dumps(result.as_json(), indent=2, default=str) + "\n")
     return result
-
-
-def _corpus_progress(say: Say):
-    last = [0.0]
-
-    def progress(done: int, total: int, case: str) -> None:
-        now = time.monotonic()
-        if sys.stderr.isatty():
-            sys.stderr.write(f"\r\033[Kcorpus [{done + 1}/{total}] {case}"[:200])
-            sys.stderr.flush()
-            if done + 1 == total:
-                sys.stderr.write("\r\033[K")
-        elif now - last[0] > 15 or done == 0:
-            last[0] = now
-            say(f"corpus: {done + 1}/{total} cases")
-    return progress
 
 
 def _lines(path: Path) -> list[dict]:

@@ -1,0 +1,231 @@
+"""The options several commands share, each built once as an argparse parent
+parser, and what their values mean.
+
+A command lists the parents it takes (`sub.add_parser(..., parents=[...])`);
+its own options come as small parents of its own where they sit between shared
+ones, so every `--help` lists its options in the order it always has.
+
+    ENGINES        --engines (every registered engine by default, postgres
+                   only when a server is configured: `default_engines`)
+    ENGINE_PYTHON  --engine-python NAME=PATH, for ENGINE@LABEL engines
+    POSTGRES       --postgres-dsn, --postgres-local (the group "PostgreSQL")
+    FORMAT         --format table|json
+    REPORT         --report FILE.html (checked and written by cli/report.py)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+
+from harness.core.errors import InvalidInput
+
+
+def parent() -> argparse.ArgumentParser:
+    """An empty parent parser: options to hand to `add_parser(parents=...)`."""
+    return argparse.ArgumentParser(add_help=False)
+
+
+# -- the engines ---------------------------------------------------------------------
+
+
+def default_engines(args: argparse.Namespace) -> list[str]:
+    """Every registered engine this installation can run: postgres only when a server
+    is configured (--postgres-dsn, $WINDOW_HARNESS_POSTGRES_DSN, --postgres-local), and
+    no engine whose library (its pip extra) is not installed. A default run must not
+    fail for want of either; a note on stderr names the engines left out for want of
+    their library and the extra that adds them. Naming such an engine in --engines is
+    an error instead (exit 2)."""
+    from harness.engines.registry import engine_class, engine_names
+
+    configured = postgres_dsn(args) is not None or getattr(args, "postgres_local", False)
+    wanted = [n for n in engine_names() if configured or not is_postgres(n)]
+    missing = [n for n in wanted if not engine_class(n).installed()]
+    if missing:
+        print(f"window-harness: note: leaving out {', '.join(missing)}, not installed "
+              f"(pip install 'window-harness[{','.join(missing)}]')", file=sys.stderr)
+    return [n for n in wanted if n not in missing]
+
+
+def _engines() -> argparse.ArgumentParser:
+    p = parent()
+    p.add_argument(
+        "--engines",
+        help="comma-separated engines to run (default: every registered engine whose library "
+        "is installed, but postgres only when a PostgreSQL server is configured: "
+        "--postgres-dsn, $WINDOW_HARNESS_POSTGRES_DSN or --postgres-local)",
+    )
+    # Filled in by `main` once every option is read (`fill_default_engines`).
+    p.set_defaults(default_engines=default_engines)
+    return p
+
+
+def fill_default_engines(args: argparse.Namespace) -> None:
+    """--engines, when not given, of a command that takes ENGINES (`default_engines`)."""
+    if getattr(args, "engines", None) is None and hasattr(args, "default_engines"):
+        args.engines = ",".join(args.default_engines(args))
+
+
+def engine_list(text: str) -> list[str]:
+    """Engine names split at the commas outside brackets: a profile spec may
+    hold several, e.g. `duckdb,datafusion[partitions=2,batch_size=1]`."""
+    names = [n.strip() for n in re.split(r",(?![^\[]*\])", text) if n.strip()]
+    if not names:
+        raise InvalidInput("no engine given", "--engines")
+    if len(set(names)) != len(names):
+        raise InvalidInput(f"an engine is listed twice: {text}", "--engines")
+    return names
+
+
+def _engine_python() -> argparse.ArgumentParser:
+    p = parent()
+    p.add_argument(
+        "--engine-python", action="append", default=[], metavar="NAME=PATH",
+        help="run NAME, an ENGINE@LABEL spec of --engines (e.g. duckdb@candidate), with the "
+        "Python interpreter PATH: another environment's bin/python, with its own build of the "
+        "engine and pyarrow; the same adapter as ENGINE, compared beside it (repeatable)",
+    )
+    return p
+
+
+def engine_options(args: argparse.Namespace, names: list[str]) -> dict[str, dict]:
+    """Constructor options per engine of `names` (as --engines lists them), from the
+    command line: `python` for each ENGINE@LABEL (--engine-python), and `master` for
+    Spark-under-test where the command has --spark-master / --spark-remote.
+
+    With --postgres-dsn (or $WINDOW_HARNESS_POSTGRES_DSN, or the server `main`
+    starts for --postgres-local) every postgres engine gets {"dsn": DSN}; under
+    --postgres-local without such a server, {"local": True}.
+
+    E.g. {"duckdb@candidate": {"python": "/abs/venv/bin/python"}}; engines without
+    options are absent. Raises InvalidInput naming --engine-python when a value is
+    not NAME=PATH, NAME is not in `names` or has no @LABEL, PATH is not an executable
+    file, or an @LABEL engine of `names` has no --engine-python.
+    """
+    from harness.engines.registry import engine_class
+
+    options: dict[str, dict] = {name: {"python": python} for name, python
+                                in _engine_pythons(getattr(args, "engine_python", None) or [], names).items()}
+    master = getattr(args, "spark_remote", None) or getattr(args, "spark_master", None)
+    for name in names:
+        if master is not None and engine_class(name).runs_on_spark:
+            options.setdefault(name, {})["master"] = master
+    server = _postgres_option(args)
+    for name in names:
+        if server and is_postgres(name):
+            options.setdefault(name, {}).update(server)
+    return options
+
+
+def _engine_pythons(values: list[str], names: list[str]) -> dict[str, str]:
+    """--engine-python's values checked against --engines: engine name -> interpreter."""
+    from harness.engines.registry import canonical_name, label_of
+
+    listed = {canonical_name(n): n for n in names}  # `duckdb[default]@x` is `duckdb@x`
+    pythons: dict[str, str] = {}
+    for value in values:
+        text, _, path = (part.strip() for part in value.partition("="))
+        if not text or not path:
+            raise InvalidInput(f"expected NAME=PATH, got {value!r}", "--engine-python")
+        name = listed.get(_canonical_or_none(text))
+        if name is None:
+            raise InvalidInput(f"{text!r} is not among --engines ({', '.join(names)})", "--engine-python")
+        if label_of(name) is None:
+            raise InvalidInput(f"{name!r} runs in this process; name an ENGINE@LABEL of --engines "
+                               f"(e.g. {name}@candidate) to run it with another Python", "--engine-python")
+        if name in pythons:
+            raise InvalidInput(f"{name!r} is given twice", "--engine-python")
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            raise InvalidInput(f"{path!r} (for {name}) is not an executable file", "--engine-python")
+        pythons[name] = os.path.abspath(path)  # not resolved: a venv's python is a symlink
+    for name in names:
+        if label_of(name) is not None and name not in pythons:
+            raise InvalidInput(f"{name!r} runs in another Python environment: pass "
+                               f"--engine-python {name}=PATH (that environment's bin/python)", "--engine-python")
+    return pythons
+
+
+def _canonical_or_none(name: str) -> str | None:
+    from harness.engines.registry import canonical_name
+
+    try:
+        return canonical_name(name)
+    except InvalidInput:
+        return None
+
+
+# -- PostgreSQL: where its server is ------------------------------------------------
+
+
+def _postgres() -> argparse.ArgumentParser:
+    p = parent()
+    group = p.add_argument_group("PostgreSQL (engine postgres)")
+    group.add_argument("--postgres-dsn", metavar="DSN",
+                       help="the PostgreSQL server to run on, as a libpq connection string "
+                       "('host=... port=... dbname=... user=...' or postgresql://...); every "
+                       "postgres engine works in a schema of its own there "
+                       "(default: $WINDOW_HARNESS_POSTGRES_DSN)")
+    group.add_argument("--postgres-local", action="store_true",
+                       help="start a throwaway local PostgreSQL server for this command (initdb on a "
+                       "free loopback port, from the machine's server binaries), removed afterwards")
+    return p
+
+
+def postgres_dsn(args: argparse.Namespace) -> str | None:
+    """The server the command's postgres engines use: --postgres-dsn, else the
+    environment's; None under --postgres-local (until `main` starts one) or when none."""
+    from harness.engines.postgres.adapter import ENV_DSN
+
+    if getattr(args, "postgres_local", False):
+        return getattr(args, "postgres_dsn", None)
+    return getattr(args, "postgres_dsn", None) or os.environ.get(ENV_DSN) or None
+
+
+def _postgres_option(args: argparse.Namespace) -> dict:
+    """{"dsn": ...} when the server is known (--postgres-dsn, the environment, the
+    command's own local server), {"local": True} for an engine to start its own."""
+    dsn = postgres_dsn(args)
+    if dsn is not None:
+        return {"dsn": dsn}
+    return {"local": True} if getattr(args, "postgres_local", False) else {}
+
+
+def is_postgres(name: str) -> bool:
+    from harness.engines.postgres.adapter import PostgresEngine
+    from harness.engines.registry import engine_class
+
+    cls = engine_class(name)
+    return (cls.shares_code_with or cls.name) == PostgresEngine.name
+
+
+def names_postgres(names: list[str]) -> bool:
+    try:
+        return any(is_postgres(n) for n in names)
+    except InvalidInput:  # an unknown engine: the command itself says so
+        return False
+
+
+# -- output --------------------------------------------------------------------------
+
+
+def _format() -> argparse.ArgumentParser:
+    p = parent()
+    p.add_argument("--format", choices=["table", "json"], default="table", help="output format")
+    return p
+
+
+def _report() -> argparse.ArgumentParser:
+    p = parent()
+    p.add_argument("--report", metavar="FILE.html",
+                   help="write the HTML conformance report of this run to FILE.html at the end "
+                   "(as `window-harness report`), and print its path")
+    return p
+
+
+ENGINES = _engines()
+ENGINE_PYTHON = _engine_python()
+POSTGRES = _postgres()
+FORMAT = _format()
+REPORT = _report()

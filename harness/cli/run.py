@@ -1,0 +1,108 @@
+"""`window-harness run PATH...`: case files on engines, a verdict per case and engine."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from harness.cli.exit_codes import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_PASS
+from harness.cli.options import (
+    ENGINE_PYTHON,
+    ENGINES,
+    FORMAT,
+    POSTGRES,
+    REPORT,
+    engine_list,
+    engine_options,
+    parent,
+)
+from harness.cli.progress import ProgressLine
+from harness.cli.report import check_report_option, write_report
+from harness.core.errors import InvalidInput
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    out = parent()  # its own option, between the shared ones as it always was
+    out.add_argument("--out", metavar="DIR",
+                     help="also write the run to DIR: run.json (every verdict, what each case "
+                     "exercises) and findings/ (the first case of each finding signature)")
+    run = sub.add_parser(
+        "run",
+        parents=[ENGINES, ENGINE_PYTHON, POSTGRES, FORMAT, out, REPORT],
+        help="run case files on engines and print a verdict per case and engine",
+        description="Run case files (or directories of them) on each engine, judge every "
+        "answer against the reference, and print the verdicts. Exit 0 when every verdict "
+        "is match or unsupported, 1 otherwise, 2 on bad input.",
+    )
+    run.add_argument("paths", nargs="+", metavar="PATH", help="case files or directories")
+    run.set_defaults(command=cmd_run)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import shutil
+    import tempfile
+    import time
+    from pathlib import Path
+
+    from harness.baseline.known import load_baseline
+    from harness.cases.case import load_cases
+    from harness.engines.registry import get_engine
+    from harness.judge.runner import run_cases
+    from harness.results.output import write_json, write_table
+
+    names = engine_list(args.engines)
+    options = engine_options(args, names)
+    engines = [get_engine(n, **options.get(n, {})) for n in names]  # unknown names fail before any work
+    cases, errors = load_cases(args.paths)
+    if errors:
+        for e in errors:
+            print(f"window-harness: invalid case: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not cases:
+        raise InvalidInput("no case files found", " ".join(args.paths))
+    out = _run_out(args)
+    check_report_option(args)
+    started = time.time()
+    line = ProgressLine()
+    try:
+        run = run_cases(cases, engines, progress=line.cases())
+    finally:
+        for engine in engines:
+            engine.close()
+        line.clear()
+    if args.format == "json":
+        write_json(run)
+    else:
+        baseline, by_id = load_baseline(), {c.id: c for c in cases}
+        write_table(run, known=lambda r: baseline.for_case(
+            r.case, r.engine, r.verdict.value, r.detail, by_id.get(r.case), run.engines.get(r.engine, "")))
+    if out is not None or args.report:
+        from harness.results.rundir import write_run_dir
+
+        directory = Path(out or tempfile.mkdtemp(prefix="window-harness-run-"))
+        try:
+            write_run_dir(directory, run, cases, started=started, extra={"paths": list(args.paths)})
+            if out is not None and args.format != "json":
+                print(f"results: {directory}")
+            if args.report:
+                write_report([directory], args)
+        finally:
+            if out is None:  # the report holds what it needs from the run
+                shutil.rmtree(directory, ignore_errors=True)
+    return EXIT_PASS if run.passed else EXIT_FAIL
+
+
+def _run_out(args: argparse.Namespace) -> str | None:
+    """--out, checked before any engine starts: a directory that holds something
+    other than an earlier run is refused, so nothing recorded is overwritten."""
+    from pathlib import Path
+
+    from harness.results.rundir import RUN
+
+    if args.out is None:
+        return None
+    out = Path(args.out)
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / RUN).exists())):
+        raise InvalidInput(f"{out} exists and does not hold an earlier run; choose another "
+                           "directory", "--out")
+    return args.out
