@@ -80,6 +80,7 @@ def add_fuzz_parser(sub: argparse._SubParsersAction, engines_option, format_opti
 def cmd_fuzz(args: argparse.Namespace) -> int:
     from harness.campaign.loop import CampaignConfig, run_campaign
     from harness.cli.main import _engine_list, check_report_option, engine_options, write_report
+    from harness.results.read import read_results
 
     if args.jobs < 1:
         raise InvalidInput("must be at least 1", "--jobs")
@@ -133,8 +134,8 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         print()
     else:
         print(format_summary(result.summary, result.findings))
-    if args.report:
-        write_report([result.out], args)
+    if args.report:  # a resumed campaign's earlier part is on disk alone: report the directory
+        write_report([read_results(result.out)], args)
     return result.exit_code
 
 

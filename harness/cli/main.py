@@ -287,13 +287,14 @@ def check_report_option(args: argparse.Namespace) -> None:
 
 
 def write_report(results: list, args: argparse.Namespace) -> None:
-    """The --report option of run, fuzz and gate: the report of what they wrote, its
-    path printed last (on stderr under --format json, which keeps stdout one document)."""
+    """The --report option of run, fuzz and gate: the report of their results (records
+    in memory, `harness.results.records`), its path printed last (on stderr under
+    --format json, which keeps stdout one document)."""
     from pathlib import Path
 
-    from harness.cli.report import make_report
+    from harness.cli.report import write_report_page
 
-    path = make_report([Path(r) for r in results], Path(args.report))
+    path = write_report_page(results, Path(args.report))
     print(f"report: {path}", file=sys.stderr if args.format == "json" else sys.stdout)
 
 
@@ -313,8 +314,6 @@ def _engine_list(text: str) -> list[str]:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    import shutil
-    import tempfile
     import time
     from pathlib import Path
 
@@ -351,18 +350,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
         write_table(run, known=lambda r: baseline.for_case(
             r.case, r.engine, r.verdict.value, r.detail, by_id.get(r.case), run.engines.get(r.engine, "")))
     if out is not None or args.report:
-        from harness.results.rundir import write_run_dir
+        from harness.results.rundir import UNSAVED, run_record, write_run_record
 
-        directory = Path(out or tempfile.mkdtemp(prefix="window-harness-run-"))
-        try:
-            write_run_dir(directory, run, cases, started=started, extra={"paths": list(args.paths)})
-            if out is not None and args.format != "json":
-                print(f"results: {directory}")
-            if args.report:
-                write_report([directory], args)
-        finally:
-            if out is None:  # the report holds what it needs from the run
-                shutil.rmtree(directory, ignore_errors=True)
+        # The report is made from the run in memory; the directory, when asked for, is
+        # written for the user and never read back.
+        record = run_record(Path(out) if out is not None else UNSAVED, run, cases, started=started,
+                            extra={"paths": list(args.paths)})
+        if out is not None:
+            write_run_record(record)
+            if args.format != "json":
+                print(f"results: {out}")
+        if args.report:
+            write_report([record], args)
     return EXIT_PASS if run.passed else EXIT_FAIL
 
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.core.errors import InvalidInput
+from harness.results.records import Record
 
 
 def add_report_parser(sub: argparse._SubParsersAction) -> None:
@@ -50,9 +51,9 @@ def check_report_path(out: Path, option: str = "--report") -> None:
 
 def make_report(results: Sequence[Path], out: Path, baseline: Path | None = None,
                 title: str = "window-harness conformance report") -> Path:
-    """Write the report of `results` to `out` (atomically); returns `out`."""
-    from harness.report.html import render_report
-    from harness.report.load import load_results
+    """Write the report of the results directories `results` to `out` (atomically);
+    returns `out`."""
+    from harness.results.read import read_results
 
     check_report_path(out, "--out")
     if baseline is not None and not baseline.is_file():
@@ -62,7 +63,16 @@ def make_report(results: Sequence[Path], out: Path, baseline: Path | None = None
             raise InvalidInput(f"{path} is not a directory", "RESULTS")
     if sys.stderr.isatty():
         sys.stderr.write("reading results...\r")
-    page = render_report(load_results(list(results), baseline), title)
+    return write_report_page([read_results(path) for path in results], out, baseline, title)
+
+
+def write_report_page(records: Sequence[Record], out: Path, baseline: Path | None = None,
+                      title: str = "window-harness conformance report") -> Path:
+    """Write the report of `records` (in memory, or read from disk) to `out` (atomically)."""
+    from harness.report.html import render_report
+    from harness.report.load import build_report
+
+    page = render_report(build_report(records, baseline), title)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text(page, encoding="utf-8")
