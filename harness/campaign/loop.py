@@ -45,6 +45,7 @@ from harness.findings.finding import FINDING_VERDICTS, FindingMaker, findings_of
 from harness.generate.cases import GeneratedCase
 from harness.judge.compare import Verdict
 from harness.judge.runner import Result, rerun, run_case
+from harness.results.records import CampaignRecord
 from harness.results.store import CampaignStore, Progress
 
 
@@ -310,7 +311,6 @@ class Shard:
         case, its findings are reported like any other. If it does not reproduce
         either, the verdict needed the other cases' rows: a `batched-only` finding."""
         from harness.campaign.batch_runner import batch_of_one
-        from harness.cases.casefile import save_case
         from harness.findings.finding import finding_signature
         from harness.findings.signature import Signature
 
@@ -344,8 +344,8 @@ class Shard:
             record = {"signature": sig.text, "key": sig.key, "engine": doubt.engine,
                       "verdict": sig.verdict, "classification": "batched-only", "detail": doubt.detail,
                       "batched_sql": doubt.sql, "seeds": {"campaign": self.config.seed, "case": seed}}
-            save_case(replace(generated.case, id=f"findings/{sig.key}",
-                              tags=(*generated.case.tags, "finding")), path, record)
+            self.maker.save(replace(generated.case, id=f"findings/{sig.key}",
+                                    tags=(*generated.case.tags, "finding")), path, record)
         yield {"kind": "finding", "key": sig.key, "signature": sig.text, "engine": doubt.engine,
                "verdict": sig.verdict, "classification": "batched-only", "case": index, "seed": seed,
                "file": str(path.relative_to(self.maker.directory.parent)),
@@ -421,6 +421,7 @@ class CampaignResult:
     out: Path
     summary: dict
     findings: list[dict]
+    record: CampaignRecord | None = None  # the directory in memory (run_campaign's `in_memory`)
 
     @property
     def exit_code(self) -> int:
@@ -431,13 +432,17 @@ Listener = Callable[[Progress, float], None]
 
 
 def run_campaign(config: CampaignConfig, listener: Listener | None = None,
-                 engines: list[Engine] | None = None) -> CampaignResult:
+                 engines: list[Engine] | None = None, in_memory: bool = False) -> CampaignResult:
     """Run (or resume) a campaign. `engines`, when given, are started ones to use
-    (and close) instead of making new ones; only with one job."""
+    (and close) instead of making new ones; only with one job. `in_memory`: the
+    result also holds the campaign as its directory would be read (`record`),
+    for a caller that must not read back what it wrote; a new campaign of one job."""
     _check_engines(config)
-    if engines is not None and config.jobs > 1:
-        raise ValueError("a campaign runs on given engines only with one job")
-    store = CampaignStore(config.out, _meta(config), config.resume)
+    if (engines is not None or in_memory) and config.jobs > 1:
+        raise ValueError("a campaign runs on given engines, or in memory, only with one job")
+    if in_memory and config.resume:
+        raise ValueError("a resumed campaign's earlier findings are on disk, not in memory")
+    store = CampaignStore(config.out, _meta(config), config.resume, keep=in_memory)
     started = time.time()
     before = len(store.progress.done)
     deadline = started + 60 * config.minutes if config.minutes is not None else None
@@ -455,9 +460,11 @@ def run_campaign(config: CampaignConfig, listener: Listener | None = None,
         if listener is not None:
             listener(store.progress, time.time() - started)
 
+    shard: Shard | None = None
     try:
         if config.jobs <= 1:
-            Shard(config, 0, store.progress, store.findings_dir, engines).run(emit, deadline)
+            shard = Shard(config, 0, store.progress, store.findings_dir, engines)
+            shard.run(emit, deadline)
         else:
             _run_pool(config, store, emit, deadline)
     finally:
@@ -466,7 +473,8 @@ def run_campaign(config: CampaignConfig, listener: Listener | None = None,
         store.write_summary(summary)
         store.close()
     findings = [t.as_json() for t in store.progress.findings.values()]
-    return CampaignResult(config.out, summary, findings)
+    record = store.record(summary, shard.maker.saved if shard is not None else {})
+    return CampaignResult(config.out, summary, findings, record)
 
 
 def _check_engines(config: CampaignConfig) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -78,6 +79,25 @@ def dump_case(case: Case, finding: Mapping | None = None) -> str:
     """The case file's text; `finding` replaces the case's own record when given."""
     return yaml.dump(case_doc(case, finding), Dumper=_Dumper, sort_keys=False,
                      allow_unicode=True, default_flow_style=None, width=100)
+
+
+@dataclass(frozen=True)
+class SavedCase:
+    """A case file as written, kept in memory so the process that wrote it never
+    reads it back: its document (what the file holds) and the case with its record."""
+
+    doc: dict
+    case: Case | None  # None: a file this harness cannot read as a case
+
+    @classmethod
+    def of(cls, case: Case, finding: Mapping | None = None) -> SavedCase:
+        record = dict(finding) if finding is not None else case.finding
+        return cls(case_doc(case, finding), replace(case, finding=record))
+
+    @property
+    def record(self) -> dict:
+        """The file's `finding` record ({} when it has none)."""
+        return self.doc.get("finding") or {}
 
 
 def save_case(case: Case, path: Path, finding: Mapping | None = None) -> Path:

@@ -94,6 +94,7 @@ def _campaign() -> argparse.ArgumentParser:
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
     from harness.campaign.loop import CampaignConfig, run_campaign
+    from harness.results.read import read_results
 
     if args.jobs < 1:
         raise InvalidInput("must be at least 1", "--jobs")
@@ -147,8 +148,8 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         print()
     else:
         print(format_summary(result.summary, result.findings))
-    if args.report:
-        write_report([result.out], args)
+    if args.report:  # a resumed campaign's earlier part is on disk alone: report the directory
+        write_report([read_results(result.out)], args)
     return result.exit_code
 
 

@@ -127,7 +127,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
         if args.junit:
             print(f"junit: {args.junit}")
     if args.report:
-        write_report([args.out], args)
+        write_report([result.record()], args)
     return result.exit_code
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from harness.cli.exit_codes import EXIT_PASS
 from harness.core.errors import InvalidInput
+from harness.results.records import Record
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -44,10 +45,11 @@ def check_report_option(args: argparse.Namespace) -> None:
         check_report_path(Path(args.report))
 
 
-def write_report(results: list, args: argparse.Namespace) -> None:
-    """The --report option of run, fuzz and gate: the report of what they wrote, its
-    path printed last (on stderr under --format json, which keeps stdout one document)."""
-    path = make_report([Path(r) for r in results], Path(args.report))
+def write_report(results: Sequence[Record], args: argparse.Namespace) -> None:
+    """The --report option of run, fuzz and gate: the report of their results (records
+    in memory, `harness.results.records`), its path printed last (on stderr under
+    --format json, which keeps stdout one document)."""
+    path = write_report_page(results, Path(args.report))
     print(f"report: {path}", file=sys.stderr if args.format == "json" else sys.stdout)
 
 
@@ -64,9 +66,9 @@ def check_report_path(out: Path, option: str = "--report") -> None:
 
 def make_report(results: Sequence[Path], out: Path, baseline: Path | None = None,
                 title: str = "window-harness conformance report") -> Path:
-    """Write the report of `results` to `out` (atomically); returns `out`."""
-    from harness.report.html import render_report
-    from harness.report.load import load_results
+    """Write the report of the results directories `results` to `out` (atomically);
+    returns `out`."""
+    from harness.results.read import read_results
 
     check_report_path(out, "--out")
     if baseline is not None and not baseline.is_file():
@@ -76,7 +78,16 @@ def make_report(results: Sequence[Path], out: Path, baseline: Path | None = None
             raise InvalidInput(f"{path} is not a directory", "RESULTS")
     if sys.stderr.isatty():
         sys.stderr.write("reading results...\r")
-    page = render_report(load_results(list(results), baseline), title)
+    return write_report_page([read_results(path) for path in results], out, baseline, title)
+
+
+def write_report_page(records: Sequence[Record], out: Path, baseline: Path | None = None,
+                      title: str = "window-harness conformance report") -> Path:
+    """Write the report of `records` (in memory, or read from disk) to `out` (atomically)."""
+    from harness.report.html import render_report
+    from harness.report.load import build_report
+
+    page = render_report(build_report(records, baseline), title)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text(page, encoding="utf-8")

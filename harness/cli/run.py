@@ -39,8 +39,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    import shutil
-    import tempfile
     import time
     from pathlib import Path
 
@@ -77,18 +75,18 @@ def cmd_run(args: argparse.Namespace) -> int:
         write_table(run, known=lambda r: baseline.for_case(
             r.case, r.engine, r.verdict.value, r.detail, by_id.get(r.case), run.engines.get(r.engine, "")))
     if out is not None or args.report:
-        from harness.results.rundir import write_run_dir
+        from harness.results.rundir import UNSAVED, run_record, write_run_record
 
-        directory = Path(out or tempfile.mkdtemp(prefix="window-harness-run-"))
-        try:
-            write_run_dir(directory, run, cases, started=started, extra={"paths": list(args.paths)})
-            if out is not None and args.format != "json":
-                print(f"results: {directory}")
-            if args.report:
-                write_report([directory], args)
-        finally:
-            if out is None:  # the report holds what it needs from the run
-                shutil.rmtree(directory, ignore_errors=True)
+        # The report is made from the run in memory; the directory, when asked for, is
+        # written for the user and never read back.
+        record = run_record(Path(out) if out is not None else UNSAVED, run, cases, started=started,
+                            extra={"paths": list(args.paths)})
+        if out is not None:
+            write_run_record(record)
+            if args.format != "json":
+                print(f"results: {out}")
+        if args.report:
+            write_report([record], args)
     return EXIT_PASS if run.passed else EXIT_FAIL
 
 

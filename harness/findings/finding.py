@@ -18,7 +18,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from harness.cases.case import Case
-from harness.cases.casefile import rows_doc, save_case
+from harness.cases.casefile import SavedCase, rows_doc, save_case
 from harness.engines.base import Engine
 from harness.findings.majority import classify
 from harness.findings.signature import Signature, signature
@@ -65,6 +65,14 @@ class FindingMaker:
         self.directory = directory
         self.known = known
         self.found: set[str] = set()  # the classifications of this run's new signatures
+        # Each case file this maker wrote, by its path under the campaign directory:
+        # what an in-process caller (the gate) reads instead of the files.
+        self.saved: dict[str, SavedCase] = {}
+
+    def save(self, case: Case, path: Path, record: dict) -> None:
+        """Write a finding's case file, and keep it."""
+        save_case(case, path, record)
+        self.saved[str(path.relative_to(self.directory.parent))] = SavedCase.of(case, record)
 
     def versions(self) -> dict[str, str]:
         from harness.engines.registry import get_engine
@@ -88,7 +96,7 @@ class FindingMaker:
         self.known.add(sig.key)
         self.found.add(classification)
         record = self.record(sig, classification, result, results, seed, generated)
-        save_case(replace(case, id=f"findings/{sig.key}", tags=(*case.tags, "finding")), path, record)
+        self.save(replace(case, id=f"findings/{sig.key}", tags=(*case.tags, "finding")), path, record)
         yield line
         if self.config.reduce and result.verdict is not Verdict.TIMEOUT:
             reduced = self.reduce(case, sig, result, record)
@@ -126,7 +134,7 @@ class FindingMaker:
         path = self.directory / f"{sig.key}.reduced.yaml"
         outcome = reduce_finding(case, sig.key, self.engines_for(result), self.engines,
                                  self.config.reduce_seconds)
-        save_case(outcome.case, path, {**record, **outcome.record(f"{sig.key}.yaml", self.versions())})
+        self.save(outcome.case, path, {**record, **outcome.record(f"{sig.key}.yaml", self.versions())})
         return {"kind": "reduced", "key": sig.key,
                 "file": str(path.relative_to(self.directory.parent)),
                 "rows": outcome.rows, "attempts": outcome.reduction.attempts,
@@ -151,7 +159,7 @@ class FindingMaker:
             record = {**self.record(sig, "profiles-disagree", next(r for r in results if r.engine == a),
                                     results, seed, generated),
                       "profiles": [a, b], "detail": str(disagreement)}
-            save_case(replace(generated.case, id=f"findings/{sig.key}", tags=(*generated.case.tags, "finding")),
+            self.save(replace(generated.case, id=f"findings/{sig.key}", tags=(*generated.case.tags, "finding")),
                       path, record)
         yield line
 
@@ -179,7 +187,7 @@ class FindingMaker:
                 "engines": {engine.name: {"version": engine.version()}},
             }
             left = replace(chk.left, id=f"findings/{sig.key}", tags=(*chk.left.tags, "finding"))
-            save_case(left, path, record)
+            self.save(left, path, record)
         yield line
 
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.baseline.known import Baseline, Entry, Observation, engine_parts
-from harness.cases.case import Case, load_case
-from harness.core.errors import InvalidInput
+from harness.cases.case import Case
+from harness.cases.casefile import SavedCase
 from harness.judge.compare import CONFORMING, Verdict
 from harness.judge.runner import Result
 from harness.results.rundir import shown_path
@@ -91,11 +91,14 @@ def corpus_items(results: Iterable[Result], cases: Mapping[str, Case], explainer
     return items
 
 
-def fuzz_items(findings: Sequence[dict], out: Path, seed: int, explainer: Explainer) -> list[Item]:
-    """One item per finding signature (`findings`: the campaign's tallies)."""
+def fuzz_items(findings: Sequence[dict], out: Path, seed: int, explainer: Explainer,
+               saved: Mapping[str, SavedCase]) -> list[Item]:
+    """One item per finding signature (`findings`: the campaign's tallies; `saved`:
+    the case files it wrote, by their path under `out`)."""
     items = []
     for f in findings:
-        case, record = _finding_case(out, f.get("file") or "")
+        file = saved.get(f.get("file") or "")
+        case, record = (file.case, file.record) if file is not None else (None, {})
         extra = frozenset({f"metamorphic.{record['relation']}"}) if record.get("relation") else frozenset()
         obs = explainer.observe(f"fuzz/{seed}/{f['first_case']}", f["engine"], f["verdict"],
                                 f.get("detail", ""), case, extra)
@@ -120,16 +123,6 @@ def _every_engine_explained(obs: Observation, record: dict, explainer: Explainer
     if not entries or any(entry is None for entry in entries):
         return None
     return entries[0]
-
-
-def _finding_case(out: Path, file: str) -> tuple[Case | None, dict]:
-    if not file:
-        return None, {}
-    try:
-        case = load_case(out / file)
-    except (OSError, InvalidInput):
-        return None, {}
-    return case, case.finding or {}
 
 
 # -- A/B ------------------------------------------------------------------------------

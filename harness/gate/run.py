@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,6 +33,7 @@ from harness.gate.judge import (
     fuzz_items,
 )
 from harness.judge.runner import Progress, RunResults, run_cases
+from harness.results.records import CampaignRecord, GateRecord, RunRecord
 
 if TYPE_CHECKING:  # the campaign is imported when the fuzz part runs
     from harness.campaign.loop import Listener
@@ -70,6 +71,9 @@ class GateResult:
     fuzz_occurrences: list[dict]  # findings.jsonl lines
     wall_seconds: float = 0.0
     started: float = 0.0  # time.time() at the start
+    # What the gate wrote under corpus/ and fuzz/, as the reader would read it back.
+    corpus_record: RunRecord | None = None
+    fuzz_record: CampaignRecord | None = None
 
     @property
     def failures(self) -> list[Item]:
@@ -109,6 +113,13 @@ class GateResult:
             "fuzz_summary": self.fuzz,
         }
 
+    def record(self, doc: dict | None = None) -> GateRecord:
+        """The gate's directory in memory (`doc`: gate.json's document, as written)."""
+        if self.corpus_record is None:
+            raise ValueError("the gate's corpus part has not run")
+        doc = doc if doc is not None else json.loads(json.dumps(self.as_json(), default=str))
+        return GateRecord(self.config.out, doc, self.corpus_record, self.fuzz_record, self.config.baseline)
+
 
 Say = Callable[[str], None]
 
@@ -147,18 +158,21 @@ def run_gate(config: GateConfig, say: Say = lambda text: None, listener: Listene
         by_id = {c.id: c for c in config.cases}
         items = corpus_items(corpus.results, by_id, explainer)
         _add_diffs([i for i in items if i.failed], by_id, engines)
-        write_run_dir(config.out / "corpus", corpus, config.cases, started=started, kind="gate-corpus")
+        corpus_record = write_run_dir(config.out / "corpus", corpus, config.cases, started=started,
+                                      kind="gate-corpus")
         summary: dict = {}
         cases: list[dict] = []
         occurrences: list[dict] = []
+        fuzz_record: CampaignRecord | None = None
         if config.budget_seconds > 0 and config.budget_cases != 0:
             say(f"fuzzing for {config.budget_seconds:g} s, seed {config.seed}")
-            result = run_campaign(campaign, listener=listener, engines=engines)
-            summary = result.summary
-            cases = _lines(campaign.out / "cases.jsonl")
-            occurrences = _lines(campaign.out / "findings.jsonl")
-            found = fuzz_items(result.findings, campaign.out, config.seed, explainer)
-            _add_fuzz_diffs([i for i in found if i.failed], engines)
+            result = run_campaign(campaign, listener=listener, engines=engines, in_memory=True)
+            fuzz_record = result.record
+            assert fuzz_record is not None  # asked for in_memory
+            summary, cases, occurrences = result.summary, list(fuzz_record.case_lines()), fuzz_record.occurrences
+            found = fuzz_items(result.findings, campaign.out, config.seed, explainer, fuzz_record.saved)
+            _add_fuzz_diffs([i for i in found if i.failed], engines,
+                            {str(campaign.out / file): saved.case for file, saved in fuzz_record.saved.items()})
             items += found
     finally:  # the campaign closed them too; a diff may have restarted one
         for engine in engines:
@@ -168,15 +182,11 @@ def run_gate(config: GateConfig, say: Say = lambda text: None, listener: Listene
         "fuzz", _fuzz_verdicts(cases, config.seed), pairs)
     old = stale(config.baseline, explainer.used, versions, by_id, config.whole_corpus)
     result = GateResult(config, versions, items, old, ab, corpus, summary, cases, occurrences,
-                        time.monotonic() - t0, started)
+                        time.monotonic() - t0, started, corpus_record, fuzz_record)
     (config.out / MARKER).write_text(json.dumps(result.as_json(), indent=2, default=str) + "\n")
     return result
 
 
-def _lines(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def _corpus_verdicts(run: RunResults):
@@ -201,15 +211,12 @@ def _add_diffs(items: Sequence[Item], cases: dict[str, Case], engines) -> None:
             item.diff = diff_text(case, item.engine, engines)
 
 
-def _add_fuzz_diffs(items: Sequence[Item], engines) -> None:
-    from harness.cases.case import load_case
-
+def _add_fuzz_diffs(items: Sequence[Item], engines, cases: Mapping[str, Case | None]) -> None:
+    """`cases`: the campaign's saved cases, by the file `Item.file` names."""
     for item in [i for i in items if i.file][:DIFFS_SHOWN]:
-        try:
-            case = load_case(Path(item.file))
-        except (OSError, InvalidInput):
-            continue
-        item.diff = diff_text(case, item.engine, engines)
+        case = cases.get(item.file)
+        if case is not None:
+            item.diff = diff_text(case, item.engine, engines)
 
 
 def diff_text(case: Case, engine_name: str, engines) -> str:

@@ -58,6 +58,10 @@ class Result:
     answer: pa.Table | None = field(default=None, repr=False, compare=False)
     # For a nondeterministic verdict: each distinct answer of the identical runs.
     distinct_answers: tuple[pa.Table | None, ...] = field(default=(), repr=False, compare=False)
+    # The reference's answer this result was judged against (under the engine's
+    # semantics profile, hidden columns included, before any LIMIT), so findings
+    # show it without evaluating the reference again; None where it has none.
+    reference_answer: pa.Table | None = field(default=None, repr=False, compare=False)
 
     def named(self, engine: str) -> Result:
         return replace(self, engine=engine)
@@ -291,7 +295,7 @@ def _judge_reference(p: _Prepared) -> Result:
         result.verdict = Verdict.MISMATCH
         result.detail = f"the case expects an error ({p.case.error}), the reference returned rows"
     else:
-        result.answer = ref.oracle.evaluate().table
+        result.answer = result.reference_answer = ref.oracle.evaluate().table
     if result.verdict is Verdict.MATCH and ref.gap is None and ref.invalid is None \
             and p.case.error is None and p.case.expected is not None:
         judgement = Judgement(p.plan, p.profile.null_ordering)
@@ -303,6 +307,7 @@ def _judge_engine(p: _Prepared, engine: Engine) -> Result:
     """Judge the engine under its own semantics profile (its by-design choices)."""
     result = Result(p.case.id, engine.name, Verdict.ERROR)
     ref = p.under(engine.dialect.semantics)
+    result.reference_answer = reference_table(ref)
     try:
         result.sql = engine.render(p.plan.query)
         answer = engine.run(p.tables, result.sql)
@@ -312,6 +317,13 @@ def _judge_engine(p: _Prepared, engine: Engine) -> Result:
     except (Unsupported, EngineCrash, EngineTimeout, EngineError) as e:
         return _failed(result, e, ref, engine)
     return judge_answer(p, engine, result, answer)
+
+
+def reference_table(ref: _Judged) -> pa.Table | None:
+    """The reference's answer (evaluated once, kept by its oracle), or None when it has none."""
+    if ref.invalid is not None or ref.gap is not None:
+        return None
+    return ref.oracle.evaluate().table
 
 
 def _failed(result: Result, error: Exception, ref: _Judged, engine: Engine) -> Result:
@@ -342,6 +354,7 @@ def judge_answer(p: _Prepared, engine: Engine, result: Result, answer: pa.Table)
     """Judge an engine's answer to the prepared case against the reference."""
     ref = p.under(engine.dialect.semantics)
     result.answer = answer
+    result.reference_answer = reference_table(ref)
     if ref.invalid is not None:
         result.verdict = Verdict.WRONGLY_ACCEPTED
         result.detail = f"the query is invalid by definition ({ref.invalid}) but the engine returned rows"

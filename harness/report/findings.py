@@ -4,10 +4,6 @@ differing cells highlighted, the replay command and the baseline status."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import yaml
-
 from harness.report.answers import answer_rows, pair_rows
 from harness.report.markup import Markup, h, render
 from harness.report.model import Finding
@@ -16,7 +12,7 @@ MAX_ROWS = 40  # rows of a data table or an answer shown before the rest is fold
 
 
 def finding_section(finding: Finding) -> Markup:
-    doc = _case_doc(finding.file)
+    doc = finding.doc
     record = doc.get("finding") or {}
     explained = bool(finding.baseline and finding.baseline.explained)
     search = " ".join([finding.signature, finding.engine, finding.verdict, finding.detail,
@@ -25,16 +21,6 @@ def finding_section(finding: Finding) -> Markup:
                          "id": finding.anchor, "data-search": search, "data-engine": finding.engine},
              h("h3", {}, finding.signature), _badge(finding), _meta(finding, record),
              _case(doc), _answers(finding, record))
-
-
-def _case_doc(path: Path | None) -> dict:
-    if path is None or not path.exists():
-        return {}
-    try:  # libyaml's loader when PyYAML has it: a finding file can hold thousands of rows
-        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (OSError, yaml.YAMLError):
-        return {}
-    return doc if isinstance(doc, dict) else {}
 
 
 def _badge(finding: Finding) -> Markup:

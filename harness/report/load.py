@@ -1,6 +1,7 @@
-"""Read the output directories of `run --out`, `fuzz --out` and `gate --out` into
-a `ReportData`: sources, one outcome per verdict with the matrix rows it
-counts in, and the findings grouped by signature with their baseline status.
+"""Build a `ReportData` from results (`harness.results.records`: what `run --out`,
+`fuzz --out` and `gate --out` hold, in memory or read by `harness.results.read`):
+sources, one outcome per verdict with the matrix rows it counts in, and the
+findings grouped by signature with their baseline status.
 
 Nothing is re-run: a report is made from what was recorded, so it can be made
 on another machine, or long after the engines are gone.
@@ -8,59 +9,55 @@ on another machine, or long after the engines are gone.
 
 from __future__ import annotations
 
-import functools
-import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from harness.baseline.known import Baseline
 from harness.cases.axes import CaseRows, invalid_rows, matches, unsupported_rows
+from harness.cases.case import Case
 from harness.core.errors import HarnessError, InvalidInput
 from harness.report.model import BaselineStatus, Finding, ReportData, Source
+from harness.results.records import CampaignRecord, GateRecord, Record, RunRecord
 
 _COLUMN = re.compile(r"column (\S+?):")
 THROUGHPUT_BINS = 40
 CASES_PER_BIN = 20  # a batch of siblings finishes at once: fewer per bin would only show batches
 
 
-def load_results(paths: Sequence[Path], baseline_path: Path | None = None) -> ReportData:
-    """Every results directory of `paths`, in order. Raises InvalidInput naming a
-    path that is not one."""
+def build_report(records: Sequence[Record], baseline_path: Path | None = None) -> ReportData:
+    """The report of `records`, in order: handed over in memory by the process that
+    made them, or read from disk by `harness.results.read`; the same either way.
+    `baseline_path` (report --baseline) replaces the baseline a gate judged with."""
     from harness.baseline.known import load_baseline
 
     data = ReportData()
-    for path in paths:
-        kind = results_kind(path)
-        if kind == "gate":
-            gate = _json(path / "gate.json")
-            recorded = gate.get("baseline")
-            base = baseline_path or (Path(recorded) if recorded and Path(recorded).exists() else None)
-            explain = _explainer(load_baseline(base) if base else load_baseline(), gate.get("engines", {}))
-            _load_run(data, path / "corpus", lambda _, e=explain: e, kind="gate: corpus", gate=gate)
-            if (path / "fuzz" / "campaign.json").exists():
-                _load_fuzz(data, path / "fuzz", lambda _, e=explain: e, kind="gate: fuzz", gate=gate)
+    for record in records:
+        if isinstance(record, GateRecord):
+            gate = record.doc
+            explain = _explainer(_gate_baseline(record, baseline_path), gate.get("engines", {}))
+            _load_run(data, record.corpus, lambda _, e=explain: e, kind="gate: corpus", gate=gate)
+            if record.fuzz is not None:
+                _load_fuzz(data, record.fuzz, lambda _, e=explain: e, kind="gate: fuzz", gate=gate)
         else:
             baseline = load_baseline(baseline_path) if baseline_path else load_baseline()
-            loader = _load_run if kind == "run" else _load_fuzz
-            loader(data, path, lambda engines, b=baseline: _explainer(b, engines))
+            loader = _load_run if isinstance(record, RunRecord) else _load_fuzz
+            loader(data, record, lambda engines, b=baseline: _explainer(b, engines))
     return data
 
 
-def results_kind(path: Path) -> str:
-    for marker, kind in (("gate.json", "gate"), ("run.json", "run"), ("campaign.json", "fuzz")):
-        if (path / marker).is_file():
-            return kind
-    raise InvalidInput(f"{path} is not the output directory of run --out, fuzz or gate "
-                       "(it holds no run.json, campaign.json or gate.json)", str(path))
+def _gate_baseline(record: GateRecord, baseline_path: Path | None) -> Baseline:
+    """--baseline, else the gate's own (in memory, or the file gate.json names), else the default."""
+    from harness.baseline.known import load_baseline
 
-
-def _json(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
-        raise InvalidInput(f"cannot read {path}: {e}", str(path)) from None
+    if baseline_path is not None:
+        return load_baseline(baseline_path)
+    if record.baseline is not None:
+        return record.baseline
+    recorded = record.doc.get("baseline")
+    return load_baseline(Path(recorded)) if recorded and Path(recorded).exists() else load_baseline()
 
 
 def attribute(verdict: str, detail: str, rows: CaseRows) -> frozenset[str]:
@@ -84,7 +81,7 @@ def attribute(verdict: str, detail: str, rows: CaseRows) -> frozenset[str]:
 
 
 def _explainer(baseline, engines: dict[str, str]):
-    """A function (case id, engine, verdict, detail, case file, extra) -> BaselineStatus."""
+    """A function (case id, engine, verdict, detail, case, extra) -> BaselineStatus."""
     from harness.baseline.known import derived_entries
     from harness.gate.judge import Explainer
 
@@ -93,9 +90,8 @@ def _explainer(baseline, engines: dict[str, str]):
     except InvalidInput:  # an engine this checkout does not know: judge by the file alone
         explainer = Explainer(baseline, [], engines)
 
-    def status(case_id: str, engine: str, verdict: str, detail: str, file: Path | None,
+    def status(case_id: str, engine: str, verdict: str, detail: str, case: Case | None,
                extra: frozenset[str] = frozenset()) -> BaselineStatus:
-        case = _case_or_none(file)
         entry = explainer.explain(explainer.observe(case_id, engine, verdict, detail, case, extra))
         if entry is None:
             return BaselineStatus(None)
@@ -103,25 +99,12 @@ def _explainer(baseline, engines: dict[str, str]):
     return status
 
 
-@functools.lru_cache(maxsize=256)  # a finding's case is read for its status and its rows
-def _case_or_none(file: Path | None):
-    from harness.cases.case import load_case
-
-    if file is None or not file.exists():
-        return None
-    try:
-        return load_case(file)
-    except (OSError, InvalidInput):
-        return None
-
-
 # -- a run directory ---------------------------------------------------------------------
 
 
-def _load_run(data: ReportData, path: Path, explainer_for, kind: str = "run", gate: dict | None = None) -> None:
-    from harness.results.rundir import load_run_dir
-
-    doc = load_run_dir(path)
+def _load_run(data: ReportData, record: RunRecord, explainer_for, kind: str = "run",
+              gate: dict | None = None) -> None:
+    path, doc = record.path, record.doc
     summary = doc.get("summary", {})
     engines = doc.get("engines", {})
     gate = gate or {}
@@ -137,11 +120,14 @@ def _load_run(data: ReportData, path: Path, explainer_for, kind: str = "run", ga
     lines = doc.get("findings", [])
     findings = _group(lines, str(path), lambda line: line["case"])
     for finding in findings:
+        saved = record.saved.get(finding.file) if finding.file else None
+        finding.doc = saved.doc if saved is not None else {}
         finding.file = finding.original = path / finding.file if finding.file else None
         first = finding.cases[0]
         corpus_file = Path(files[first]) if files.get(first) else None
         finding.replay = corpus_file if corpus_file and corpus_file.exists() else finding.file
-        finding.baseline = explain(first, finding.engine, finding.verdict, finding.detail, finding.replay)
+        case = record.case(first) if finding.replay == corpus_file else saved.case if saved else None
+        finding.baseline = explain(first, finding.engine, finding.verdict, finding.detail, case)
     data.findings += findings
     by_key = {f.key: f for f in findings}
     of = {(line["case"], line["engine"]): by_key[line["key"]] for line in lines}
@@ -180,20 +166,17 @@ def _group(lines: Iterable[dict], source: str, occurrence) -> list[Finding]:
 # -- a campaign directory ----------------------------------------------------------------
 
 
-def _load_fuzz(data: ReportData, path: Path, explainer_for, kind: str = "fuzz",
+def _load_fuzz(data: ReportData, record: CampaignRecord, explainer_for, kind: str = "fuzz",
                gate: dict | None = None) -> None:
-    config = _json(path / "campaign.json")
-    summary = _json(path / "summary.json") if (path / "summary.json").exists() else {}
-    versions = _json(path / "versions.json") if (path / "versions.json").exists() else {}
-    # cases.jsonl is read twice, line by line, rather than held: a long campaign's is large.
-    cases = path / "cases.jsonl"
+    path, config, summary, versions = record.path, record.config, record.summary, record.versions
+    # cases.jsonl is gone through twice rather than held: a long campaign's is large.
     shapes, times = {}, []
-    for line in _stream(cases):
+    for line in record.case_lines():
         if "expr_rows" in line:
             shapes[line["shape"]] = line["expr_rows"]
         if "at" in line:
             times.append(line["at"])
-    occurrences = list(_stream(path / "findings.jsonl"))
+    occurrences = record.occurrences
     engines = {name: versions.get(name, "?") for name in config.get("engines", [])}
     source = Source(
         kind=kind, path=str(path), engines=engines, cases=0, verdicts={},
@@ -206,20 +189,25 @@ def _load_fuzz(data: ReportData, path: Path, explainer_for, kind: str = "fuzz",
     reduced = {line["key"]: line["file"] for line in occurrences if line.get("event") == "reduced"}
     seed = config.get("seed")
     findings = _group(occurrences, str(path), lambda line: line.get("seed", line.get("case")))
+    originals: dict[str, Case | None] = {}
     for finding in findings:
+        shown = reduced.get(finding.key, finding.file)
+        original = record.saved.get(finding.file) if finding.file else None
+        finding.doc = record.saved[shown].doc if shown in record.saved else {}
+        originals[finding.key] = original.case if original is not None else None
         finding.original = path / finding.file if finding.file else None
         finding.file = path / reduced[finding.key] if finding.key in reduced else finding.original
         finding.replay = finding.file
-        metamorphic = finding.verdict.startswith("metamorphic") and finding.original
-        record = (getattr(_case_or_none(finding.original), "finding", None) or {}) if metamorphic else {}
-        extra = frozenset({f"metamorphic.{record['relation']}"}) if record.get("relation") else frozenset()
+        metamorphic = finding.verdict.startswith("metamorphic") and original is not None
+        made = (getattr(originals[finding.key], "finding", None) or {}) if metamorphic else {}
+        extra = frozenset({f"metamorphic.{made['relation']}"}) if made.get("relation") else frozenset()
         finding.baseline = explain(f"fuzz/{seed}/{finding.cases[0]}", finding.engine, finding.verdict,
-                                   finding.detail, finding.original, extra)
+                                   finding.detail, originals[finding.key], extra)
     data.findings += findings
-    _fuzz_outcomes(data, source, _stream(cases), shapes, occurrences, {f.key: f for f in findings})
+    _fuzz_outcomes(data, source, record.case_lines(), shapes, occurrences, {f.key: f for f in findings})
     for finding in findings:
         if not finding.rows:  # a finding no verdict of cases.jsonl names (metamorphic, profiles)
-            finding.rows = _finding_rows(finding)
+            finding.rows = _finding_rows(finding, originals[finding.key])
 
 
 def _fuzz_outcomes(data: ReportData, source: Source, lines: Iterable[dict], shapes: dict,
@@ -246,28 +234,15 @@ def _fuzz_outcomes(data: ReportData, source: Source, lines: Iterable[dict], shap
                             "older than the report): they are in the summary and plots, not the matrix")
 
 
-def _finding_rows(finding: Finding) -> frozenset[str]:
+def _finding_rows(finding: Finding, case: Case | None) -> frozenset[str]:
     from harness.cases.axes import case_rows
 
-    case = _case_or_none(finding.original)
     if case is None:
         return frozenset()
     try:
         return attribute(finding.verdict, finding.detail, case_rows(case))
     except HarnessError:  # a finding whose case the harness cannot describe is still shown
         return frozenset()
-
-
-def _stream(path: Path) -> Iterator[dict]:
-    """The complete lines of a JSONL file, one at a time (a torn last line is skipped)."""
-    if not path.exists():
-        return
-    with path.open(encoding="utf-8") as lines:
-        for text in lines:
-            try:
-                yield json.loads(text)
-            except json.JSONDecodeError:
-                continue
 
 
 def throughput(times: Iterable[float]) -> list[tuple[float, float]]:

@@ -71,6 +71,7 @@ class Finding:
     replay: Path | None = None  # the case file to replay: the corpus file, or `file`
     rows: frozenset[str] = frozenset()  # matrix rows it is pinned on
     baseline: BaselineStatus | None = None  # None: not judged (no baseline was read)
+    doc: dict = field(default_factory=dict)  # `file`'s case document ({}: not found beside the results)
 
     @property
     def anchor(self) -> str:

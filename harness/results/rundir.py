@@ -24,11 +24,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from harness.cases.case import Case
-from harness.core.errors import HarnessError
+from harness.cases.casefile import SavedCase
 from harness.judge.runner import Result, RunResults
+from harness.results.records import RunRecord
 
 RUN = "run.json"
 FINDINGS_DIR = "findings"
+# Where a run reported without --out is said to be: nowhere on disk.
+UNSAVED = Path("(not saved)")
 
 
 def host_info() -> dict:
@@ -37,17 +40,15 @@ def host_info() -> dict:
             "cpus": os.cpu_count(), "python": platform.python_version()}
 
 
-def write_run_dir(out: Path, run: RunResults, cases: Sequence[Case], *, started: float,
-                  kind: str = "run", extra: dict | None = None) -> Path:
-    """Write `run` under `out` (created; an earlier run.json there is replaced)."""
+def run_record(out: Path, run: RunResults, cases: Sequence[Case], *, started: float,
+               kind: str = "run", extra: dict | None = None) -> RunRecord:
+    """`run` as the directory `out` holds it once written (`write_run_dir`), in memory."""
     from harness import __version__
     from harness.cases.axes import case_rows
     from harness.results.output import summary
 
-    out.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(out / FINDINGS_DIR, ignore_errors=True)  # an earlier run's findings
     by_id = {c.id: c for c in cases}
-    findings = _save_findings(out / FINDINGS_DIR, run, by_id)
+    findings, saved = _findings(run, by_id)
     doc = {
         "kind": kind,
         "harness_version": __version__,
@@ -61,22 +62,46 @@ def write_run_dir(out: Path, run: RunResults, cases: Sequence[Case], *, started:
         "findings": findings,
         **(extra or {}),
     }
+    # As run.json holds it: JSON's types (a tuple is a list), so a report built from
+    # this record is the one built from the directory.
+    doc = json.loads(json.dumps(doc, default=str))
+    return RunRecord(out, doc, saved, by_id.get)
+
+
+def write_run_dir(out: Path, run: RunResults, cases: Sequence[Case], *, started: float,
+                  kind: str = "run", extra: dict | None = None) -> RunRecord:
+    """Write `run` under `out` (created; an earlier run.json there is replaced);
+    returns what was written, in memory."""
+    record = run_record(out, run, cases, started=started, kind=kind, extra=extra)
+    write_run_record(record)
+    return record
+
+
+def write_run_record(record: RunRecord) -> Path:
+    from harness.cases.casefile import save_case
+
+    out = record.path
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(out / FINDINGS_DIR, ignore_errors=True)  # an earlier run's findings
+    for file, saved in record.saved.items():
+        save_case(saved.case, out / file, saved.record)
     path = out / RUN
     tmp = path.with_name(RUN + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1, default=str) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(record.doc, indent=1) + "\n", encoding="utf-8")
     tmp.replace(path)
     return path
 
 
-def _save_findings(directory: Path, run: RunResults, cases: dict[str, Case]) -> list[dict]:
-    """One line per finding occurrence; the first case of each signature saved."""
+def _findings(run: RunResults, cases: dict[str, Case]) -> tuple[list[dict], dict[str, SavedCase]]:
+    """One line per finding occurrence; the first case of each signature, by its file."""
     from harness.findings.finding import FINDING_VERDICTS, finding_signature
     from harness.findings.majority import classify
 
     by_case: dict[str, list[Result]] = {}
     for r in run.results:
         by_case.setdefault(r.case, []).append(r)
-    lines, saved = [], set()
+    lines: list[dict] = []
+    saved: dict[str, SavedCase] = {}
     for case_id, results in by_case.items():
         case = cases[case_id]
         for result in (r for r in results if r.verdict in FINDING_VERDICTS):
@@ -86,41 +111,37 @@ def _save_findings(directory: Path, run: RunResults, cases: dict[str, Case]) -> 
                           "verdict": result.verdict.value, "case": case_id, "file": file,
                           "classification": classify(case, result, results),
                           "detail": result.detail[:500]})
-            if sig.key not in saved:
-                saved.add(sig.key)
-                _save_finding(directory / f"{sig.key}.yaml", case, sig, result, results, run, lines[-1])
-    return lines
+            if file not in saved:
+                saved[file] = _finding_case(case, sig, result, results, run, lines[-1])
+    return lines, saved
 
 
-def _save_finding(path: Path, case: Case, sig, result: Result, results: list[Result],
-                  run: RunResults, line: dict) -> None:
+def _finding_case(case: Case, sig, result: Result, results: list[Result],
+                  run: RunResults, line: dict) -> SavedCase:
     from harness import __version__
-    from harness.cases.casefile import save_case
     from harness.findings.finding import engine_records, user_answer
 
     engines = engine_records(results, run.engines)
     if "reference" not in engines:  # the answer every other is shown beside
-        engines = {"reference": _reference_record(case), **engines}
+        engines = {"reference": _reference_record(result), **engines}
     record = {"signature": sig.text, "key": sig.key, "engine": result.engine,
               "verdict": result.verdict.value, "classification": line["classification"],
               "detail": result.detail, "case": case.id, "harness_version": __version__,
               "engines": engines}
     if result.distinct_answers:
         record["distinct_answers"] = [user_answer(t) for t in result.distinct_answers]
-    save_case(replace(case, id=f"findings/{sig.key}", path=None), path, record)
+    return SavedCase.of(replace(case, id=f"findings/{sig.key}", path=None), record)
 
 
-def _reference_record(case: Case) -> dict:
+def _reference_record(result: Result) -> dict:
+    """The reference's answer `result` was judged against, as it travelled with it."""
     from harness import __version__
     from harness.findings.finding import user_answer
-    from reference_impl import evaluate
 
-    try:
-        answer, detail = user_answer(evaluate(case.query, case.tables).table), ""
-    except HarnessError as e:  # an invalid query has no answer; say why
-        answer, detail = None, str(e)
+    answer = user_answer(result.reference_answer)
     return {"version": __version__, "verdict": "error" if answer is None else "match",
-            "detail": detail, "sql": None, "answer": answer}
+            "detail": "" if answer is not None else "the reference has no answer to this query",
+            "sql": None, "answer": answer}
 
 
 def shown_path(path: Path | None) -> str | None:
@@ -132,13 +153,3 @@ def shown_path(path: Path | None) -> str | None:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
-
-
-def load_run_dir(directory: Path) -> dict:
-    from harness.core.errors import InvalidInput
-
-    path = directory / RUN
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
-        raise InvalidInput(f"cannot read {path}: {e}", str(directory)) from None

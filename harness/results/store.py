@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from harness.cases.casefile import SavedCase
 from harness.core.errors import InvalidInput
+from harness.results.records import CampaignRecord
 
 CAMPAIGN = "campaign.json"
 CASES = "cases.jsonl"
@@ -99,15 +102,22 @@ class Progress:
 
 
 class CampaignStore:
-    def __init__(self, out: Path, config: dict, resume: bool) -> None:
+    """`keep`: also hold every line written, so the process that runs the campaign
+    hands it over in memory (`record`) instead of reading the files back."""
+
+    def __init__(self, out: Path, config: dict, resume: bool, keep: bool = False) -> None:
         self.out = out
+        self.config = json.loads(json.dumps(config))  # as campaign.json holds it
         self.progress = Progress()
+        self.versions: dict[str, str] = {}
+        self.kept: tuple[list[dict], list[dict]] | None = ([], []) if keep else None  # cases, findings
         meta = out / CAMPAIGN
         if meta.exists():
             if not resume:
                 raise InvalidInput(f"{out} already holds a campaign; pass --resume to continue it "
                                    "or choose another --out", "--out")
-            self._check_same(json.loads(meta.read_text()), config)
+            self.config = json.loads(meta.read_text())
+            self._check_same(self.config, config)
             self._load()
         else:
             out.mkdir(parents=True, exist_ok=True)
@@ -128,37 +138,56 @@ class CampaignStore:
                     f"this run asks for {config.get(name)!r}", f"--{name}")
 
     def _load(self) -> None:
-        for line in _lines(self.out / CASES):
+        """An earlier run of this campaign (--resume): the one place its lines are read."""
+        cases, findings = _lines(self.out / CASES), _lines(self.out / FINDINGS)
+        for line in cases:
             self.progress.add_case(line)
-        for line in _lines(self.out / FINDINGS):
+        for line in findings:
             if line.get("event") == "reduced":
                 self.progress.add_reduction(line)
             else:
                 self.progress.add_finding(line)
+        if self.kept is not None:
+            self.kept[0].extend(cases)
+            self.kept[1].extend(findings)
+        path = self.out / VERSIONS
+        self.versions = json.loads(path.read_text()) if path.exists() else {}
 
     def record_case(self, line: dict) -> None:
         self.progress.add_case(line)
-        _append(self._cases, line)
+        self._write(self._cases, 0, line)
 
     def record_finding(self, line: dict) -> bool:
         new = self.progress.add_finding(line)
-        _append(self._findings, {**line, "new": new})
+        self._write(self._findings, 1, {**line, "new": new})
         return new
 
     def record_reduction(self, line: dict) -> None:
         self.progress.add_reduction(line)
-        _append(self._findings, {"event": "reduced", **line})
+        self._write(self._findings, 1, {"event": "reduced", **line})
+
+    def _write(self, stream: IO[str], kept: int, line: dict) -> None:
+        _append(stream, line)
+        if self.kept is not None:  # as a reader of the file would see it
+            self.kept[kept].append(json.loads(json.dumps(line, default=str)))
 
     def record_versions(self, versions: dict[str, str]) -> None:
-        path = self.out / VERSIONS
-        known = json.loads(path.read_text()) if path.exists() else {}
-        if any(name not in known for name in versions):
-            path.write_text(json.dumps({**versions, **known}, indent=2) + "\n")
+        if any(name not in self.versions for name in versions):
+            self.versions = {**versions, **self.versions}
+            (self.out / VERSIONS).write_text(json.dumps(self.versions, indent=2) + "\n")
 
     def write_summary(self, summary: dict) -> Path:
         path = self.out / SUMMARY
         path.write_text(json.dumps(summary, indent=2, default=str) + "\n")
         return path
+
+    def record(self, summary: dict, saved: Mapping[str, SavedCase]) -> CampaignRecord | None:
+        """The campaign in memory, as the reader would read its directory (None unless kept)."""
+        if self.kept is None:
+            return None
+        cases, findings = self.kept
+        return CampaignRecord(self.out, self.config, json.loads(json.dumps(summary, default=str)),
+                              dict(self.versions), lambda: iter(cases), findings, saved)
 
     def close(self) -> None:
         self._cases.close()

@@ -1,0 +1,119 @@
+"""The one reader of results directories (`run --out`, `fuzz --out`, `gate --out`):
+each read into the record the process that made it would have handed over
+(`harness.results.records`), for `window-harness report` and for a campaign's
+`fuzz --report`, which reports what is on disk (a resumed campaign's earlier
+part is nowhere else).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import yaml
+
+from harness.cases.case import Case
+from harness.cases.casefile import SavedCase
+from harness.core.errors import InvalidInput
+from harness.results.records import CampaignRecord, GateRecord, Record, RunRecord
+from harness.results.rundir import RUN
+
+GATE = "gate.json"
+
+
+def read_results(path: Path) -> Record:
+    """The results directory `path`. Raises InvalidInput naming a path that is not one."""
+    kind = results_kind(path)
+    if kind == "gate":
+        fuzz = path / "fuzz"
+        return GateRecord(path, _json(path / GATE), read_run_dir(path / "corpus"),
+                          read_campaign_dir(fuzz) if (fuzz / "campaign.json").exists() else None)
+    return read_run_dir(path) if kind == "run" else read_campaign_dir(path)
+
+
+def results_kind(path: Path) -> str:
+    for marker, kind in ((GATE, "gate"), (RUN, "run"), ("campaign.json", "fuzz")):
+        if (path / marker).is_file():
+            return kind
+    raise InvalidInput(f"{path} is not the output directory of run --out, fuzz or gate "
+                       "(it holds no run.json, campaign.json or gate.json)", str(path))
+
+
+def read_run_dir(path: Path) -> RunRecord:
+    doc = load_run_dir(path)
+    files = {cid: c.get("file") for cid, c in doc.get("cases", {}).items()}
+    saved = {line["file"]: read_saved(path / line["file"]) for line in doc.get("findings", [])
+             if line.get("file")}
+
+    def case(case_id: str) -> Case | None:  # the corpus file run.json names, if still there
+        file = files.get(case_id)
+        return _case_or_none(Path(file)) if file else None
+    return RunRecord(path, doc, saved, case)
+
+
+def load_run_dir(directory: Path) -> dict:
+    path = directory / RUN
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        raise InvalidInput(f"cannot read {path}: {e}", str(directory)) from None
+
+
+def read_campaign_dir(path: Path) -> CampaignRecord:
+    config = _json(path / "campaign.json")
+    summary = _json(path / "summary.json") if (path / "summary.json").exists() else {}
+    versions = _json(path / "versions.json") if (path / "versions.json").exists() else {}
+    occurrences = list(_stream(path / "findings.jsonl"))
+    files = {line["file"] for line in occurrences if line.get("file")}
+    saved = {file: read_saved(path / file) for file in sorted(files)}
+    return CampaignRecord(path, config, summary, versions, lambda: _stream(path / "cases.jsonl"),
+                          occurrences, saved)
+
+
+def read_saved(path: Path) -> SavedCase:
+    """A case file under a results directory ({} and no case when it is missing or unreadable)."""
+    return SavedCase(_case_doc(path), _case_or_none(path))
+
+
+def _json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        raise InvalidInput(f"cannot read {path}: {e}", str(path)) from None
+
+
+def _case_doc(path: Path | None) -> dict:
+    if path is None or not path.exists():
+        return {}
+    try:  # libyaml's loader when PyYAML has it: a finding file can hold thousands of rows
+        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (OSError, yaml.YAMLError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+@functools.lru_cache(maxsize=256)  # a finding's case is read for its status and its rows
+def _case_or_none(file: Path | None):
+    from harness.cases.case import load_case
+
+    if file is None or not file.exists():
+        return None
+    try:
+        return load_case(file)
+    except (OSError, InvalidInput):
+        return None
+
+
+def _stream(path: Path) -> Iterator[dict]:
+    """The complete lines of a JSONL file, one at a time (a torn last line is skipped)."""
+    if not path.exists():
+        return
+    with path.open(encoding="utf-8") as lines:
+        for text in lines:
+            try:
+                yield json.loads(text)
+            except json.JSONDecodeError:
+                continue
+
