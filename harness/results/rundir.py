@@ -85,7 +85,7 @@ def _save_findings(directory: Path, run: RunResults, cases: dict[str, Case]) -> 
             lines.append({"key": sig.key, "signature": sig.text, "engine": result.engine,
                           "verdict": result.verdict.value, "case": case_id, "file": file,
                           "classification": classify(case, result, results),
-                          "detail": result.detail[:500]})
+                          "detail": result.detail[:500], "facts": result.facts.as_json()})
             if sig.key not in saved:
                 saved.add(sig.key)
                 _save_finding(directory / f"{sig.key}.yaml", case, sig, result, results, run, lines[-1])
@@ -103,7 +103,8 @@ def _save_finding(path: Path, case: Case, sig, result: Result, results: list[Res
         engines = {"reference": _reference_record(case), **engines}
     record = {"signature": sig.text, "key": sig.key, "engine": result.engine,
               "verdict": result.verdict.value, "classification": line["classification"],
-              "detail": result.detail, "case": case.id, "harness_version": __version__,
+              "detail": result.detail, "facts": result.facts.as_json(), "case": case.id,
+              "harness_version": __version__,
               "engines": engines}
     if result.distinct_answers:
         record["distinct_answers"] = [user_answer(t) for t in result.distinct_answers]
