@@ -212,3 +212,15 @@ def test_parse_version():
     assert str(parse_version("3.40.1")) == "3.40.1"
     assert str(parse_version("4.0.1 (Spark Connect)")) == "4.0.1"
     assert parse_version("unknown") is None
+
+
+def test_a_suspect_reference_verdict_also_counts_as_its_verdict_against_the_reference(tmp_path):
+    from harness.judge.compare import Verdict
+
+    entry = _one(tmp_path, match={"case": "c", "verdict": "mismatch"})
+    shown = "the reference disagrees with every engine that answered; against the reference: mismatch x"
+    assert not entry.explains(Observation("c", "duckdb", "suspect-reference", shown))  # the display is not read
+    assert entry.explains(Observation("c", "duckdb", "suspect-reference", shown,
+                                      facts=Facts(against_reference=Verdict.MISMATCH)))
+    assert not entry.explains(Observation("c", "duckdb", "suspect-reference", shown,
+                                          facts=Facts(against_reference=Verdict.ERROR)))
