@@ -20,6 +20,7 @@ from harness.baseline.known import (
 )
 from harness.cases.case import load_case
 from harness.core.errors import InvalidInput
+from harness.judge.facts import Facts
 
 CASES = Path(__file__).resolve().parent.parent / "cases"
 
@@ -140,8 +141,7 @@ def test_function_and_frame_are_those_of_the_column_that_differed(tmp_path):
     first, other = names[0], names[1]
     entry = _one(tmp_path, match={"function": first, "verdict": "mismatch"})
     column = next(alias for alias, (expr, _) in _window_exprs(case).items() if expr.func.name == other)
-    pinned = Observation("c", "duckdb", "mismatch", f"input row 1: column {column}: engine 1, expected 2",
-                         "", case)
+    pinned = Observation("c", "duckdb", "mismatch", "", "", case, facts=Facts(column=column))
     assert not entry.explains(pinned)  # the difference is in `other`'s column
     unpinned = Observation("c", "duckdb", "mismatch", "2 rows, expected 3", "", case)
     assert entry.explains(unpinned)  # no column named: any window expression counts
@@ -163,9 +163,12 @@ def test_features_must_all_hold_and_come_from_the_case(tmp_path):
 
 def test_error_patterns_read_the_engines_words(tmp_path):
     entry = _one(tmp_path, match={"error": "^Not implemented", "verdict": ["error", "unsupported"]})
-    assert entry.explains(Observation("c", "duckdb", "unsupported", "the engine says: Not implemented Error: x"))
-    assert entry.explains(Observation("c", "duckdb", "error", "Not implemented Error: x"))
-    assert not entry.explains(Observation("c", "duckdb", "error", "Binder Error: x"))
+    def said(verdict: str, message: str) -> Observation:
+        return Observation("c", "duckdb", verdict, f"shown: {message}", facts=Facts(message=message))
+
+    assert entry.explains(said("unsupported", "Not implemented Error: x"))
+    assert entry.explains(said("error", "Not implemented Error: x"))
+    assert not entry.explains(said("error", "Binder Error: x"))
 
 
 def test_campaign_verdicts_match_by_class(tmp_path):
@@ -182,12 +185,14 @@ def test_derived_entries_come_from_the_dialect_tables():
     entries = derived_entries(["spark"])
     groups = next(e for e in entries if e.id == "spark:frame.groups")
     assert groups.derived and groups.kind == "unsupported" and "harness/engines/spark/dialect.py" in groups.reason
-    assert groups.explains(Observation("c", "spark", "unsupported", "frame.groups"))
-    assert groups.explains(Observation("c", "spark[aqe-off]", "unsupported", "frame.groups"))
-    assert not groups.explains(Observation("c", "spark", "error", "frame.groups"))
+    refused = Facts(feature="frame.groups")
+    assert groups.explains(Observation("c", "spark", "unsupported", "frame.groups", facts=refused))
+    assert groups.explains(Observation("c", "spark[aqe-off]", "unsupported", "frame.groups", facts=refused))
+    assert not groups.explains(Observation("c", "spark", "error", "frame.groups", facts=Facts(message="frame.groups")))
     said = next(e for e in derived_entries(["datafusion"]) if e.id == "datafusion:not-implemented-1")
-    assert said.explains(Observation("c", "datafusion", "unsupported",
-                                     "the engine says: This feature is not implemented: X"))
+    words = "This feature is not implemented: X"
+    assert said.explains(Observation("c", "datafusion", "unsupported", f"the engine says: {words}",
+                                     facts=Facts(message=words)))
 
 
 def test_stale_entries_apply_to_the_run_and_explained_nothing(tmp_path):
@@ -207,3 +212,15 @@ def test_parse_version():
     assert str(parse_version("3.40.1")) == "3.40.1"
     assert str(parse_version("4.0.1 (Spark Connect)")) == "4.0.1"
     assert parse_version("unknown") is None
+
+
+def test_a_suspect_reference_verdict_also_counts_as_its_verdict_against_the_reference(tmp_path):
+    from harness.judge.compare import Verdict
+
+    entry = _one(tmp_path, match={"case": "c", "verdict": "mismatch"})
+    shown = "the reference disagrees with every engine that answered; against the reference: mismatch x"
+    assert not entry.explains(Observation("c", "duckdb", "suspect-reference", shown))  # the display is not read
+    assert entry.explains(Observation("c", "duckdb", "suspect-reference", shown,
+                                      facts=Facts(against_reference=Verdict.MISMATCH)))
+    assert not entry.explains(Observation("c", "duckdb", "suspect-reference", shown,
+                                          facts=Facts(against_reference=Verdict.ERROR)))

@@ -197,3 +197,20 @@ def test_each_expression_may_order_ties_its_own_way():
     wrong = answer.column(2).to_pylist()
     wrong[0] = 4  # id 1 (v=10) comes first in every order: it has no previous row
     assert _judge(plan, oracle, _replace(answer, 2, wrong)).verdict is Verdict.MISMATCH
+
+
+NAMED_SQL = ('SELECT id, sum(v) OVER (ORDER BY id ASC NULLS LAST) AS "a b", '
+             'max(v) OVER (ORDER BY id ASC NULLS LAST) AS "x: y" FROM t ORDER BY id ASC NULLS LAST')
+
+
+def test_the_pinned_column_is_the_first_that_differs_in_select_order():
+    plan, oracle = _setup(NAMED_SQL, {"id": [1, 2, 3], "v": [5, 7, 6]})
+    right = oracle.evaluate().table
+    both = _replace(_replace(right, 1, [5, 12, 99]), 2, [5, 7, 99])  # row 3 wrong in both columns
+    outcome = _judge(plan, oracle, both)
+    assert outcome.verdict is Verdict.MISMATCH and outcome.column == "a b"
+    assert "column a b: engine 99, expected 18" in outcome.detail  # the display shows that column
+    later = _judge(plan, oracle, _replace(right, 2, [5, 7, 99]))
+    assert later.column == "x: y" and "column x: y: engine 99, expected 7" in later.detail
+    rows = _judge(plan, oracle, right.slice(0, 2))
+    assert rows.verdict is Verdict.MISMATCH and rows.column is None  # a row count pins no column

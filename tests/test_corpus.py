@@ -48,7 +48,7 @@ def _observation(result, versions):
     from harness.baseline.known import Observation
 
     return Observation(result.case, result.engine, result.verdict.value, result.detail,
-                       versions[result.engine], BY_ID[result.case])
+                       versions[result.engine], BY_ID[result.case], facts=result.facts)
 
 
 @pytest.fixture(scope="session")

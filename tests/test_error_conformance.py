@@ -21,6 +21,7 @@ from harness.engines.registry import get_dialect
 from harness.generate.cases import generate_case, generate_sibling
 from harness.generate.invalid import BREAKERS, INVALID_SHARE, invalid_kind_of
 from harness.judge.compare import PASSING, Verdict
+from harness.judge.facts import Facts
 from harness.judge.instrument import instrument, with_rowid
 from harness.judge.oracle import Oracle
 from harness.judge.runner import run_cases
@@ -173,12 +174,13 @@ def test_the_matrix_rows_come_from_the_reference_reason() -> None:
 
     rows = case_rows(case)
     detail = "the argument of ntile() must be greater than zero, got -1"
-    assert "error conformance/invalid: ntile(n) with n < 1" in attribute("rejected-as-expected", detail, rows)
-    accepted = f"the query is invalid by definition ({detail}) but the engine returned rows"
-    assert invalid_rows(accepted) == invalid_rows(detail)
+    assert "error conformance/invalid: ntile(n) with n < 1" in attribute(
+        "rejected-as-expected", Facts(invalid=detail, message="engine words"), rows)
+    assert "error conformance/invalid: ntile(n) with n < 1" in attribute(
+        "wrongly-accepted", Facts(invalid=detail), rows)
     assert invalid_rows("division by zero") == {
         "error conformance/invalid: other reasons (overflow, division by zero, ...)"}
-    refused = attribute("wrongly-rejected", Feature.FRAME_START_AFTER_END.value,
+    refused = attribute("wrongly-rejected", Facts(feature=Feature.FRAME_START_AFTER_END.value, message="x"),
                         case_rows(load_case(CASES / "errors" / "valid_empty_frame_groups.yaml")))
     assert "error conformance/valid: a frame that starts after it ends" in refused
 

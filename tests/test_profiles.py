@@ -33,6 +33,7 @@ from harness.engines.registry import (
     tolerated_errors,
 )
 from harness.judge.compare import Verdict
+from harness.judge.facts import Facts
 from harness.judge.instrument import instrument
 from harness.judge.profile_compare import Kind, column_scales, profile_disagreements
 from harness.judge.runner import PreparedCase, Result, run_case
@@ -420,8 +421,9 @@ def test_the_datafusion_batch_boundary_bug_shows_between_profiles():
     assert d.detail == "input row 1: column c: datafusion 2, datafusion[batch_size=1] 1"
 
 
-def result(engine: str, verdict: Verdict, answer: pa.Table | None, detail: str = "") -> Result:
-    return Result("hand", engine, verdict, detail, answer=answer)
+def result(engine: str, verdict: Verdict, answer: pa.Table | None, message: str = "") -> Result:
+    """A verdict by hand; a failure's `message` is the engine's words (shown as its detail)."""
+    return Result("hand", engine, verdict, message, answer=answer, facts=Facts(message=message or None))
 
 
 def hand_plan(sql: str):

@@ -34,6 +34,7 @@ from harness.cases.case import Case
 from harness.cases.features import FEATURES, ExprFeatures, expression_features
 from harness.core.errors import InvalidInput
 from harness.judge.compare import Verdict
+from harness.judge.facts import NO_FACTS, Facts
 
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "baseline" / "known-differences.yaml"
 KINDS = ("unsupported", "by-design", "upstream-bug")
@@ -48,9 +49,6 @@ CAMPAIGN_CLASSES = frozenset({"metamorphic-violated", "metamorphic-error", "meta
 _ENTRY_FIELDS = {"id", "engine", "versions", "match", "kind", "link", "reason"}
 _MATCH_FIELDS = {"case", "function", "frame", "feature", "verdict", "error"}
 _ID = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
-_ENGINE_SAYS = "the engine says: "
-_COLUMN = re.compile(r"column (\S+?):")
-_SUSPECT = re.compile(r"against the reference: ([a-z-]+)")
 
 
 # -- what was observed -----------------------------------------------------------
@@ -63,21 +61,30 @@ class Observation:
     case_id: str
     engine: str  # as it ran: `duckdb`, `duckdb[threads=1]`, `duckdb@candidate`
     verdict: str  # a verdict class (VERDICT_CLASSES)
-    detail: str = ""
+    detail: str = ""  # as shown to people: only an entry's `error` pattern reads it (see `words`)
     version: str = ""
     case: Case | None = field(default=None, compare=False, repr=False)
     # Extra features the finding itself names (a metamorphic relation).
     extra: frozenset[str] = frozenset()
+    facts: Facts = Facts()
 
     @property
     def verdict_classes(self) -> frozenset[str]:
         """Its verdict class; for an engine's verdict made suspect-reference (every
         engine disagreed with the reference), also the verdict it had against it."""
         out = {verdict_class(self.verdict)}
-        under = _SUSPECT.search(self.detail) if self.verdict == Verdict.SUSPECT_REFERENCE.value else None
-        if under is not None:
-            out.add(under.group(1))
+        under = self.facts.against_reference
+        if under is not None and self.verdict == Verdict.SUSPECT_REFERENCE.value:
+            out.add(under.value)
         return frozenset(out)
+
+    @property
+    def words(self) -> str:
+        """What an entry's `error` pattern is searched in: the engine's message; for
+        a query invalid by definition the reference's reason; else (a wrong value)
+        the difference as shown, which reviewed patterns such as `engine nan,
+        expected -?\\d` are written against."""
+        return next((w for w in (self.facts.message, self.facts.invalid) if w is not None), self.detail)
 
     @property
     def base(self) -> str:
@@ -94,8 +101,8 @@ class Observation:
         if self.case is None:
             return ()
         found = expression_features(self.case.query)
-        named = _COLUMN.search(self.detail)
-        return (found[named.group(1)],) if named and named.group(1) in found else tuple(found.values())
+        named = self.facts.column
+        return (found[named],) if named in found else tuple(found.values())
 
     @cached_property
     def features(self) -> frozenset[str]:
@@ -108,9 +115,8 @@ class Observation:
             out |= query_features(self.case)
             for expr in self.expressions:
                 out |= expr.features
-        refusal = (Verdict.UNSUPPORTED.value, Verdict.WRONGLY_REJECTED.value)
-        if self.verdict in refusal and self.detail and " " not in self.detail:
-            out.add(self.detail)  # the feature the dialect (or engine) refused
+        if self.facts.feature is not None:
+            out.add(self.facts.feature)  # the feature the dialect (or engine) refused
         return frozenset(out)
 
 
@@ -159,11 +165,7 @@ class Matcher:
             return False
         if self.feature and not all(fnmatch.filter(obs.features, f) for f in self.feature):
             return False
-        if self.error is not None:
-            message = obs.detail.removeprefix(_ENGINE_SAYS)
-            if not self.error.search(message):
-                return False
-        return True
+        return self.error is None or self.error.search(obs.words) is not None
 
     def as_json(self) -> dict:
         out: dict = {"verdict": list(self.verdict)}
@@ -248,8 +250,8 @@ class Baseline:
         return None
 
     def for_case(self, case_id: str, engine: str, verdict: str, detail: str = "",
-                 case: Case | None = None, version: str = "") -> Entry | None:
-        return self.explain(Observation(case_id, engine, verdict, detail, version, case))
+                 case: Case | None = None, version: str = "", facts: Facts = NO_FACTS) -> Entry | None:
+        return self.explain(Observation(case_id, engine, verdict, detail, version, case, facts=facts))
 
 
 # -- loading and validating -------------------------------------------------------

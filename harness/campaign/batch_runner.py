@@ -159,7 +159,8 @@ def _shared_refusal(prepared: list[_Prepared], members: list[int], engine: Engin
     sibling shares), so is every case; otherwise each runs on its own."""
     first = _judge_engine(prepared[members[0]], engine)
     results[members[0]] = first
-    if first.verdict is Verdict.UNSUPPORTED and first.detail.startswith("the engine says"):
+    # Refused in the engine's own words (no feature of its dialect's tables).
+    if first.verdict is Verdict.UNSUPPORTED and first.facts.feature is None:
         for i in members[1:]:
             results[i] = replace(first, case=prepared[i].case.id, notes=(
                 *first.notes, f"judged once for its batch: every sibling shares the query ({first.case})"))

@@ -247,6 +247,8 @@ class Shard:
             "verdicts": {r.engine: r.verdict.value for r in results},
             "details": {r.engine: r.detail[:200] for r in results
                         if r.verdict.value != "match" and r.detail},
+            "facts": {r.engine: r.facts.as_json() for r in results
+                      if r.verdict.value != "match" and r.facts.as_json()},
             "seconds": {r.engine: round(r.seconds, 5) for r in results},
             "generation_seconds": round(generation, 5),
             "at": round(time.time(), 2),
@@ -343,13 +345,14 @@ class Shard:
             self.maker.known.add(sig.key)
             record = {"signature": sig.text, "key": sig.key, "engine": doubt.engine,
                       "verdict": sig.verdict, "classification": "batched-only", "detail": doubt.detail,
-                      "batched_sql": doubt.sql, "seeds": {"campaign": self.config.seed, "case": seed}}
+                      "facts": doubt.facts.as_json(), "batched_sql": doubt.sql,
+                      "seeds": {"campaign": self.config.seed, "case": seed}}
             self.maker.save(replace(generated.case, id=f"findings/{sig.key}",
                                     tags=(*generated.case.tags, "finding")), path, record)
         yield {"kind": "finding", "key": sig.key, "signature": sig.text, "engine": doubt.engine,
                "verdict": sig.verdict, "classification": "batched-only", "case": index, "seed": seed,
                "file": str(path.relative_to(self.maker.directory.parent)),
-               "detail": f"{doubt.detail} (batched SQL: {doubt.sql})"[:500]}
+               "detail": f"{doubt.detail} (batched SQL: {doubt.sql})"[:500], "facts": doubt.facts.as_json()}
 
     def _metamorphic(self, seed: str, case, emit: Emit, index: int) -> dict[str, str]:
         """Sometimes: every relation that applies, checked on each engine alone."""
@@ -368,7 +371,7 @@ class Shard:
                 if chk is None:
                     continue
                 outcome = check(chk, engine)
-                if outcome.status is Status.ERROR and engine.dialect.says_not_implemented(outcome.detail):
+                if outcome.status is Status.ERROR and engine.dialect.says_not_implemented(outcome.message):
                     # The engine's own "not implemented" on one side: a missing feature.
                     outcome = replace(outcome, status=Status.UNSUPPORTED)
                 statuses[f"{engine.name}:{relation.name}"] = outcome.status.value

@@ -178,20 +178,21 @@ def invalid_rows(reason: str) -> frozenset[str]:
     return frozenset({f"error conformance/invalid: {kind.label}" if kind else INVALID_QUERY})
 
 
-def unsupported_rows(detail: str) -> tuple[str, ...]:
-    """The rows an `unsupported` verdict's feature refuses (patterns: `axis/*` is the axis)."""
-    if detail in FEATURE_ROWS:
-        return FEATURE_ROWS[detail]
-    if detail in DATA_ROWS:
-        return (DATA_ROWS[detail],)
-    head, _, name = detail.partition(".")
+def unsupported_rows(feature: str) -> tuple[str, ...]:
+    """The rows an `unsupported` verdict's feature refuses (patterns: `axis/*` is the axis);
+    `other/...` for a refusal in the engine's own words."""
+    if feature in FEATURE_ROWS:
+        return FEATURE_ROWS[feature]
+    if feature in DATA_ROWS:
+        return (DATA_ROWS[feature],)
+    head, _, name = feature.partition(".")
     if head == "function":
         return (f"function/{name}",)
     if head == "window" and (name.endswith("-without-order-by") or name.endswith("-moving-frame")):
         return (f"function/{name.split('-', 1)[0]}",)  # window.lag-without-order-by
     if head in ("type", "data"):
         return (f"column type/{_type_label(name)}",)
-    return (f"other/{detail if len(detail) <= 60 else detail[:57] + '...'}",)
+    return (f"other/{feature if len(feature) <= 60 else feature[:57] + '...'}",)
 
 
 def _type_label(name: str) -> str:

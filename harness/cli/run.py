@@ -73,7 +73,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         baseline, by_id = load_baseline(), {c.id: c for c in cases}
         write_table(run, known=lambda r: baseline.for_case(
-            r.case, r.engine, r.verdict.value, r.detail, by_id.get(r.case), run.engines.get(r.engine, "")))
+            r.case, r.engine, r.verdict.value, r.detail, by_id.get(r.case), run.engines.get(r.engine, ""),
+            r.facts))
     if out is not None or args.report:
         from harness.results.rundir import UNSAVED, run_record, write_run_record
 

@@ -34,7 +34,7 @@ HIDDEN_PREFIX = "__wh_"
 
 
 def finding_signature(case: Case, result: Result) -> Signature:
-    return signature(case, result.engine, result.verdict.value, result.detail)
+    return signature(case, result.engine, result.verdict.value, result.facts)
 
 
 def user_answer(table: pa.Table | None) -> dict | None:
@@ -51,6 +51,7 @@ def engine_records(results: Sequence[Result], versions: dict[str, str]) -> dict:
             "version": versions.get(r.engine, "?"),
             "verdict": r.verdict.value,
             "detail": r.detail,
+            "facts": r.facts.as_json(),
             "sql": r.sql,
             "answer": user_answer(r.answer),
         }
@@ -89,7 +90,7 @@ class FindingMaker:
         line = {"kind": "finding", "key": sig.key, "signature": sig.text, "engine": result.engine,
                 "verdict": result.verdict.value, "classification": classification, "case": index,
                 "seed": seed, "file": str(path.relative_to(self.directory.parent)),
-                "detail": result.detail[:500]}
+                "detail": result.detail[:500], "facts": result.facts.as_json()}
         if sig.key in self.known:
             yield line
             return
@@ -114,6 +115,7 @@ class FindingMaker:
             "verdict": result.verdict.value,
             "classification": classification,
             "detail": result.detail,
+            "facts": result.facts.as_json(),
             "seeds": {"campaign": self.config.seed, "case": seed, "picks": list(generated.picks)},
             "harness_version": __version__,
             "engines": engine_records(results, self.versions()),
@@ -196,7 +198,8 @@ def findings_of(results: list[Result]) -> list[Result]:
     suspect = [r for r in results if r.verdict is Verdict.SUSPECT_REFERENCE]
     out = [r for r in results if r.verdict in FINDING_VERDICTS and r.verdict is not Verdict.SUSPECT_REFERENCE]
     if suspect:
-        out.append(Result(suspect[0].case, "reference", Verdict.SUSPECT_REFERENCE, suspect[0].detail))
+        out.append(Result(suspect[0].case, "reference", Verdict.SUSPECT_REFERENCE, suspect[0].detail,
+                          facts=suspect[0].facts))
     return out
 
 

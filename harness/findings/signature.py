@@ -32,8 +32,8 @@ from harness.core.model import (
     WindowSpec,
 )
 from harness.core.types import canonical_type_name
+from harness.judge.facts import Facts
 
-_COLUMN = re.compile(r"column (\S+?):")
 _FAILED = ("error", "crash", "timeout")
 _BOUND = {
     BoundKind.UNBOUNDED_PRECEDING: "unbounded-preceding",
@@ -65,13 +65,13 @@ class Signature:
         return f"{_slug(self.engine)}-{self.verdict}-{digest}"
 
 
-def signature(case: Case, engine: str, verdict: str, detail: str) -> Signature:
+def signature(case: Case, engine: str, verdict: str, facts: Facts) -> Signature:
     if verdict in _FAILED:
         # The engine's own words name the problem; the window expressions of
         # the query around it would make every occurrence look new.
-        return Signature(engine, verdict, (), normalise_error(detail))
+        return Signature(engine, verdict, (), normalise_error(facts.message or ""))
     exprs = _window_expressions(case)
-    column = _mismatched_column(detail, exprs)
+    column = facts.column if facts.column in exprs else None
     chosen = [exprs[column]] if column is not None else list(exprs.values())
     features = tuple(sorted({describe(e, s, case.schemas) for e, s in chosen})) or ("no window",)
     return Signature(engine, verdict, features)
@@ -118,11 +118,6 @@ def normalise_error(message: str) -> str:
 def _window_expressions(case: Case) -> dict[str, tuple[WindowExpr, WindowSpec]]:
     """Window expressions by output name (the alias, else its position)."""
     return window_expressions(case.query)
-
-
-def _mismatched_column(detail: str, exprs: dict) -> str | None:
-    match = _COLUMN.search(detail)
-    return match.group(1) if match and match.group(1) in exprs else None
 
 
 def _type_of(expr: object, schemas: tuple[TableSchema, ...]) -> str:

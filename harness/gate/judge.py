@@ -18,6 +18,7 @@ from harness.baseline.known import Baseline, Entry, Observation, engine_parts
 from harness.cases.case import Case
 from harness.cases.casefile import SavedCase
 from harness.judge.compare import CONFORMING, Verdict
+from harness.judge.facts import NO_FACTS, Facts, recorded
 from harness.judge.runner import Result
 from harness.results.rundir import shown_path
 
@@ -74,8 +75,8 @@ class Explainer:
         return entry
 
     def observe(self, case_id: str, engine: str, verdict: str, detail: str,
-                case: Case | None, extra: frozenset[str] = frozenset()) -> Observation:
-        return Observation(case_id, engine, verdict, detail, self.versions.get(engine, ""), case, extra)
+                case: Case | None, extra: frozenset[str] = frozenset(), facts: Facts = NO_FACTS) -> Observation:
+        return Observation(case_id, engine, verdict, detail, self.versions.get(engine, ""), case, extra, facts)
 
 
 def corpus_items(results: Iterable[Result], cases: Mapping[str, Case], explainer: Explainer) -> list[Item]:
@@ -84,7 +85,7 @@ def corpus_items(results: Iterable[Result], cases: Mapping[str, Case], explainer
         if r.verdict in CONFORMING:
             continue
         case = cases.get(r.case)
-        obs = explainer.observe(r.case, r.engine, r.verdict.value, r.detail, case)
+        obs = explainer.observe(r.case, r.engine, r.verdict.value, r.detail, case, facts=r.facts)
         path = str(case.path) if case is not None and case.path else None
         items.append(Item("corpus", r.case, r.engine, r.verdict.value, r.detail,
                           explainer.explain(obs), r.sql, path))
@@ -101,7 +102,7 @@ def fuzz_items(findings: Sequence[dict], out: Path, seed: int, explainer: Explai
         case, record = (file.case, file.record) if file is not None else (None, {})
         extra = frozenset({f"metamorphic.{record['relation']}"}) if record.get("relation") else frozenset()
         obs = explainer.observe(f"fuzz/{seed}/{f['first_case']}", f["engine"], f["verdict"],
-                                f.get("detail", ""), case, extra)
+                                f.get("detail", ""), case, extra, recorded(f))
         if f["engine"] == "reference" and f["verdict"] == Verdict.SUSPECT_REFERENCE.value:
             entry = _every_engine_explained(obs, record, explainer)
         else:
@@ -119,7 +120,8 @@ def _every_engine_explained(obs: Observation, record: dict, explainer: Explainer
     suspects = [(name, e) for name, e in (record.get("engines") or {}).items()
                 if e.get("verdict") == Verdict.SUSPECT_REFERENCE.value]
     entries = [explainer.explain(explainer.observe(obs.case_id, name, e["verdict"], e.get("detail") or "",
-                                                   obs.case)) for name, e in suspects]
+                                                   obs.case, facts=recorded(e)))
+               for name, e in suspects]
     if not entries or any(entry is None for entry in entries):
         return None
     return entries[0]

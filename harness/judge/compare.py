@@ -86,6 +86,23 @@ class Outcome:
     verdict: Verdict
     detail: str = ""
     notes: tuple[str, ...] = ()
+    # The column the shown difference is pinned on (see `_Diff`), else None.
+    column: str | None = None
+
+
+@dataclass(frozen=True)
+class _Diff:
+    """Why an answer does not match, for people (`text`), and the column it is
+    pinned on: the first column in select order that differs in the row shown."""
+
+    text: str
+    column: str | None = None
+
+    def within(self, before: str, after: str = "") -> _Diff:
+        return _Diff(f"{before}{self.text}{after}", self.column)
+
+    def outcome(self, verdict: Verdict = Verdict.MISMATCH, after: str = "") -> Outcome:
+        return Outcome(verdict, self.text + after, column=self.column)
 
 
 # ---------------------------------------------------------------------------
@@ -100,39 +117,40 @@ class _Matcher:
     rowid: int | None
     notes: list[str]
 
-    def row_diff(self, a: int, e: int) -> str | None:
-        for c in self.columns:
+    def row_diff(self, a: int, e: int) -> _Diff | None:
+        for c in self.columns:  # in select order: the first that differs is the one pinned
             av, ev = self.actual.rows[a][c], self.expected.rows[e][c]
             single = self.actual.single[c] or self.expected.single[c]
             if not cells_equal(av, ev, cell_tolerance(self.expected, c, e, single)):
-                return f"column {self.actual.names[c]}: engine {av!r}, expected {ev!r}"
+                name = self.actual.names[c]
+                return _Diff(f"column {name}: engine {av!r}, expected {ev!r}", name)
             note = zero_sign_note(av, ev)
             if note and note not in self.notes:
                 self.notes.append(note)
         return None
 
-    def match_group(self, actual: list[int], expected: list[int], need: int) -> str | None:
+    def match_group(self, actual: list[int], expected: list[int], need: int) -> _Diff | None:
         if len(actual) != need:
-            return f"{len(actual)} rows where {need} were expected ({self._show(actual, expected)})"
+            return _Diff(f"{len(actual)} rows where {need} were expected ({self._show(actual, expected)})")
         if self.rowid is not None:
             return self._match_by_rowid(actual, expected)
         return self._match_as_bag(actual, expected)
 
-    def _match_by_rowid(self, actual: list[int], expected: list[int]) -> str | None:
+    def _match_by_rowid(self, actual: list[int], expected: list[int]) -> _Diff | None:
         by_id = {self.expected.rows[e][self.rowid]: e for e in expected}
         seen: set[object] = set()
         for a in actual:
             rid = self.actual.rows[a][self.rowid]
             if rid in seen or rid not in by_id:
                 what = "twice" if rid in seen else "but it is not in the expected rows here"
-                return f"input row {_ordinal(rid)} returned {what}: {self._user(self.actual, a)}"
+                return _Diff(f"input row {_ordinal(rid)} returned {what}: {self._user(self.actual, a)}")
             seen.add(rid)
             diff = self.row_diff(a, by_id[rid])
             if diff:
-                return f"input row {_ordinal(rid)}: {diff}; engine row {self._user(self.actual, a)}"
+                return diff.within(f"input row {_ordinal(rid)}: ", f"; engine row {self._user(self.actual, a)}")
         return None
 
-    def _match_as_bag(self, actual: list[int], expected: list[int]) -> str | None:
+    def _match_as_bag(self, actual: list[int], expected: list[int]) -> _Diff | None:
         buckets: dict[tuple, list[int]] = defaultdict(list)
         for e in expected:
             buckets[self._exact_key(self.expected, e)].append(e)
@@ -140,7 +158,7 @@ class _Matcher:
             bucket = buckets.get(self._exact_key(self.actual, a), [])
             hit = next((e for e in bucket if self.row_diff(a, e) is None), None)
             if hit is None:
-                return f"engine row {self._user(self.actual, a)} is not among the expected rows"
+                return _Diff(f"engine row {self._user(self.actual, a)} is not among the expected rows")
             bucket.remove(hit)
         return None
 
@@ -334,7 +352,7 @@ def _type_mismatches(actual: pa.Schema, expected: pa.Schema, columns: range) -> 
 
 def _attempt(
     rows: Rows, judgement: Judgement, evaluation: Evaluation, user: Sequence[int]
-) -> tuple[str | None, list[str]]:
+) -> tuple[_Diff | None, list[str]]:
     """One try: does the answer match this evaluation of the reference?"""
     plan = judgement.plan
     expected = rows_of(evaluation.table, evaluation.magnitudes)
@@ -352,7 +370,7 @@ def _attempt(
             return diff, matcher.notes
     if by_key:
         extra = next(iter(by_key.values()))[0]
-        return f"engine row {matcher._user(rows, extra)} is not in the expected result", matcher.notes
+        return _Diff(f"engine row {matcher._user(rows, extra)} is not in the expected result"), matcher.notes
     return None, matcher.notes
 
 
@@ -362,7 +380,7 @@ def _judge_with_ties(rows: Rows, judgement: Judgement, oracle: Oracle, user: ran
     if first_diff is None:
         return Outcome(Verdict.MATCH, notes=tuple(notes))
     if not evaluation.peer_groups:
-        return Outcome(Verdict.MISMATCH, first_diff)
+        return first_diff.outcome()
     # Some engines order tied rows differently for each expression over the same
     # window (SQLite does); the standard leaves peer order to the implementation,
     # so each order-sensitive column may also find a witness order of its own.
@@ -391,13 +409,11 @@ def _judge_with_ties(rows: Rows, judgement: Judgement, oracle: Oracle, user: ran
     )
     steady_diff = _attempt(rows, judgement, evaluation, steady)[0] if steady and independent else None
     if steady_diff is not None:
-        return Outcome(Verdict.MISMATCH, steady_diff)
+        return steady_diff.outcome()
     if _permutation_count(evaluation) > SEARCH_BUDGET:
-        return Outcome(
-            Verdict.INCONCLUSIVE,
-            f"{first_diff}; too many orders of tied rows to search (more than {SEARCH_BUDGET})",
-        )
-    return Outcome(Verdict.MISMATCH, f"{first_diff} (under every order of tied rows)")
+        return first_diff.outcome(
+            Verdict.INCONCLUSIVE, f"; too many orders of tied rows to search (more than {SEARCH_BUDGET})")
+    return first_diff.outcome(after=" (under every order of tied rows)")
 
 
 def _candidates(rows: Rows, plan: Plan, oracle: Oracle, evaluation: Evaluation):

@@ -78,14 +78,16 @@ class MetamorphicOutcome:
     left_sql: str
     right_sql: str
     differences: tuple[Difference, ...] = ()
+    message: str = ""  # for ERROR: the failing side's own words (the detail shows them)
 
 
 def check(chk: Check, engine: Engine) -> MetamorphicOutcome:
     """Run both sides of `chk` on `engine` and judge them against each other."""
     left, right = _run(engine, chk.left), _run(engine, chk.right)
 
-    def out(status: Status, detail: str, diffs: Sequence[Difference] = ()) -> MetamorphicOutcome:
-        return MetamorphicOutcome(chk.relation, engine.name, status, detail, left.sql, right.sql, tuple(diffs))
+    def out(status: Status, detail: str, diffs: Sequence[Difference] = (), message: str = "") -> MetamorphicOutcome:
+        return MetamorphicOutcome(chk.relation, engine.name, status, detail, left.sql, right.sql, tuple(diffs),
+                                  message)
 
     if left.unsupported or right.unsupported:
         return out(Status.UNSUPPORTED, "; ".join(s.failure for s in (left, right) if s.unsupported))
@@ -93,7 +95,8 @@ def check(chk: Check, engine: Engine) -> MetamorphicOutcome:
         return out(Status.BOTH_ERROR, f"left: {left.failure}; right: {right.failure}")
     if left.failure or right.failure:
         side = "left" if left.failure else "right"
-        return out(Status.ERROR, f"only the {side} side failed: {left.failure or right.failure}")
+        failure = left.failure or right.failure
+        return out(Status.ERROR, f"only the {side} side failed: {failure}", message=failure)
     assert left.answer is not None and right.answer is not None
     diffs = compare(chk, left.answer, right.answer)
     if not diffs:

@@ -40,6 +40,7 @@ from harness.core.semantics import STANDARD, SemanticsProfile
 from harness.core.types import TypeKind
 from harness.engines.base import Engine
 from harness.judge.compare import PASSING, Judgement, Outcome, Verdict, compare, compare_expected
+from harness.judge.facts import Facts
 from harness.judge.instrument import Plan, has_unordered_sensitive_window, instrument, with_rowid
 from harness.judge.oracle import Oracle
 
@@ -49,10 +50,11 @@ class Result:
     case: str
     engine: str
     verdict: Verdict
-    detail: str = ""
+    detail: str = ""  # for people only, built from `facts`: programs read `facts`
     notes: tuple[str, ...] = ()
     sql: str | None = None
     seconds: float = 0.0
+    facts: Facts = field(default_factory=Facts)
     # The engine's raw answer (hidden witness columns included), kept for
     # findings and replay; never part of the JSON verdict.
     answer: pa.Table | None = field(default=None, repr=False, compare=False)
@@ -75,7 +77,13 @@ class Result:
             "notes": list(self.notes),
             "sql": self.sql,
             "seconds": round(self.seconds, 4),
+            "facts": self.facts.as_json(),
         }
+
+    def said(self, verdict: Verdict, detail: str, **facts: object) -> None:
+        """Set the verdict, its facts and the detail that shows them."""
+        self.verdict, self.detail = verdict, detail
+        self.facts = replace(self.facts, **facts)
 
 
 @dataclass
@@ -285,21 +293,22 @@ def _judge_reference(p: _Prepared) -> Result:
     result = Result(p.case.id, _REFERENCE, Verdict.MATCH)
     ref = p.under(p.profile)
     if ref.gap is not None:
-        result.verdict, result.detail = Verdict.ERROR, f"reference cannot evaluate: {ref.gap}"
+        _harness_failed(result, Verdict.ERROR, f"reference cannot evaluate: {ref.gap}")
     elif ref.invalid is not None:
-        result.detail = f"invalid by definition: {ref.invalid}"
-        if p.case.expected is not None:
-            result.verdict = Verdict.MISMATCH
-            result.detail += "; but the case expects rows"
+        expects_rows = p.case.expected is not None
+        result.said(Verdict.MISMATCH if expects_rows else Verdict.MATCH,
+                    f"invalid by definition: {ref.invalid}" + ("; but the case expects rows" if expects_rows else ""),
+                    invalid=str(ref.invalid))
     elif p.case.error is not None:
-        result.verdict = Verdict.MISMATCH
-        result.detail = f"the case expects an error ({p.case.error}), the reference returned rows"
+        result.said(Verdict.MISMATCH, f"the case expects an error ({p.case.error}), the reference returned rows")
     else:
         result.answer = result.reference_answer = ref.oracle.evaluate().table
     if result.verdict is Verdict.MATCH and ref.gap is None and ref.invalid is None \
             and p.case.error is None and p.case.expected is not None:
         judgement = Judgement(p.plan, p.profile.null_ordering)
         _fill(result, compare_expected(p.case.expected, judgement, ref.oracle))
+    if p.case.expected is not None or p.case.error is not None:
+        result.facts = replace(result.facts, against_case=result.verdict)
     return result
 
 
@@ -312,7 +321,7 @@ def _judge_engine(p: _Prepared, engine: Engine) -> Result:
         result.sql = engine.render(p.plan.query)
         answer = engine.run(p.tables, result.sql)
     except InvalidQuery as e:  # the writer could not spell the model: a harness bug
-        result.detail = f"the harness cannot render this query: {e}"
+        _harness_failed(result, Verdict.ERROR, f"the harness cannot render this query: {e}")
         return result
     except (Unsupported, EngineCrash, EngineTimeout, EngineError) as e:
         return _failed(result, e, ref, engine)
@@ -326,27 +335,32 @@ def reference_table(ref: _Judged) -> pa.Table | None:
     return ref.oracle.evaluate().table
 
 
+def _harness_failed(result: Result, verdict: Verdict, message: str) -> None:
+    """The harness (or the reference) could not judge: its words are the message."""
+    result.said(verdict, message, message=message)
+
+
 def _failed(result: Result, error: Exception, ref: _Judged, engine: Engine) -> Result:
     """The verdict of an engine that gave no answer."""
     if isinstance(error, Unsupported):
-        result.verdict, result.detail = Verdict.UNSUPPORTED, error.feature
+        result.said(Verdict.UNSUPPORTED, error.feature, feature=error.feature)
     elif isinstance(error, EngineCrash):
-        result.verdict, result.detail = Verdict.CRASH, error.message
+        result.said(Verdict.CRASH, error.message, message=error.message)
     elif isinstance(error, EngineTimeout):
-        result.verdict, result.detail = Verdict.TIMEOUT, error.message
+        result.said(Verdict.TIMEOUT, error.message, message=error.message)
     elif isinstance(error, EngineError):
         if ref.invalid is not None:
-            result.verdict, result.detail = Verdict.REJECTED_AS_EXPECTED, str(ref.invalid)
+            result.said(Verdict.REJECTED_AS_EXPECTED, str(ref.invalid), invalid=str(ref.invalid),
+                        message=error.message)
             result.notes = (f"the engine says: {error.message}",)
         elif (refused := engine.dialect.refused_feature(error.message)) is not None:
-            # Detail is the feature, as for `unsupported`, so that the baseline
-            # and the report place it; the engine's words go in the notes.
-            result.verdict, result.detail = Verdict.WRONGLY_REJECTED, refused.value
+            # Detail shows the feature, as for `unsupported`; the engine's words go in the notes.
+            result.said(Verdict.WRONGLY_REJECTED, refused.value, feature=refused.value, message=error.message)
             result.notes = (f"the standard allows this query; the engine says: {error.message}",)
         elif engine.dialect.says_not_implemented(error.message):
-            result.verdict, result.detail = Verdict.UNSUPPORTED, f"the engine says: {error.message}"
+            result.said(Verdict.UNSUPPORTED, f"the engine says: {error.message}", message=error.message)
         else:
-            result.verdict, result.detail = Verdict.ERROR, error.message
+            result.said(Verdict.ERROR, error.message, message=error.message)
     return result
 
 
@@ -356,10 +370,11 @@ def judge_answer(p: _Prepared, engine: Engine, result: Result, answer: pa.Table)
     result.answer = answer
     result.reference_answer = reference_table(ref)
     if ref.invalid is not None:
-        result.verdict = Verdict.WRONGLY_ACCEPTED
-        result.detail = f"the query is invalid by definition ({ref.invalid}) but the engine returned rows"
+        result.said(Verdict.WRONGLY_ACCEPTED,
+                    f"the query is invalid by definition ({ref.invalid}) but the engine returned rows",
+                    invalid=str(ref.invalid))
     elif ref.gap is not None:
-        result.verdict, result.detail = Verdict.INCONCLUSIVE, f"reference cannot evaluate: {ref.gap}"
+        _harness_failed(result, Verdict.INCONCLUSIVE, f"reference cannot evaluate: {ref.gap}")
     else:
         judgement = Judgement(p.plan, engine.dialect.semantics.null_ordering)
         _fill(result, compare(answer, judgement, ref.oracle))
@@ -394,7 +409,8 @@ def _answer(p: _Prepared, profile: SemanticsProfile) -> object:
 
 
 def _fill(result: Result, outcome: Outcome) -> None:
-    result.verdict, result.detail, result.notes = outcome.verdict, outcome.detail, outcome.notes
+    result.said(outcome.verdict, outcome.detail, column=outcome.column)
+    result.notes = outcome.notes
 
 
 _JUDGED = (Verdict.MATCH, Verdict.MISMATCH, Verdict.TYPE_MISMATCH,
@@ -423,9 +439,10 @@ def _flag_suspect_reference(
         reason = "the reference disagrees with every engine that answered"
     else:
         return
+    against_case = reference.facts.against_case if case.expected is not None or case.error is not None else None
     for r in engines:
-        r.detail = f"{reason}; against the reference: {r.verdict.value} {r.detail}".strip()
-        r.verdict = Verdict.SUSPECT_REFERENCE
+        r.said(Verdict.SUSPECT_REFERENCE, f"{reason}; against the reference: {r.verdict.value} {r.detail}".strip(),
+               against_reference=r.verdict, against_case=against_case)
 
 
 # -- non-determinism ----------------------------------------------------------------

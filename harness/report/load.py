@@ -10,7 +10,6 @@ on another machine, or long after the engines are gone.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -19,10 +18,10 @@ from harness.baseline.known import Baseline
 from harness.cases.axes import CaseRows, invalid_rows, matches, unsupported_rows
 from harness.cases.case import Case
 from harness.core.errors import HarnessError, InvalidInput
+from harness.judge.facts import NO_FACTS, Facts, recorded
 from harness.report.model import BaselineStatus, Finding, ReportData, Source
 from harness.results.records import CampaignRecord, GateRecord, Record, RunRecord
 
-_COLUMN = re.compile(r"column (\S+?):")
 THROUGHPUT_BINS = 40
 CASES_PER_BIN = 20  # a batch of siblings finishes at once: fewer per bin would only show batches
 
@@ -60,7 +59,7 @@ def _gate_baseline(record: GateRecord, baseline_path: Path | None) -> Baseline:
     return load_baseline(Path(recorded)) if recorded and Path(recorded).exists() else load_baseline()
 
 
-def attribute(verdict: str, detail: str, rows: CaseRows) -> frozenset[str]:
+def attribute(verdict: str, facts: Facts, rows: CaseRows) -> frozenset[str]:
     """The rows a verdict counts in: an `unsupported` in the rows its feature refuses;
     a wrong value pinned on a column in that expression's rows and the query's;
     anything else in every row the case exercises."""
@@ -68,13 +67,13 @@ def attribute(verdict: str, detail: str, rows: CaseRows) -> frozenset[str]:
     if verdict == "match":
         return everything
     if verdict in ("rejected-as-expected", "wrongly-accepted"):
-        return everything | invalid_rows(detail)  # the detail says why the query is invalid
+        return everything | invalid_rows(facts.invalid or "")  # the reference's reason
     if verdict in ("unsupported", "wrongly-rejected"):
-        patterns = unsupported_rows(detail)
+        patterns = unsupported_rows(facts.feature or facts.message or "")
         refused = {r for r in everything for p in patterns if matches(r, p)}
         return frozenset(refused or {p.replace("/*", "/(any)") for p in patterns})
-    pinned = [rows.exprs[c] for c in _COLUMN.findall(detail) if c in rows.exprs]
-    return rows.case.union(*pinned) if pinned else everything
+    pinned = rows.exprs.get(facts.column) if facts.column is not None else None
+    return rows.case | pinned if pinned is not None else everything
 
 
 # -- the explainer (baseline status) ----------------------------------------------------
@@ -91,8 +90,8 @@ def _explainer(baseline, engines: dict[str, str]):
         explainer = Explainer(baseline, [], engines)
 
     def status(case_id: str, engine: str, verdict: str, detail: str, case: Case | None,
-               extra: frozenset[str] = frozenset()) -> BaselineStatus:
-        entry = explainer.explain(explainer.observe(case_id, engine, verdict, detail, case, extra))
+               extra: frozenset[str] = frozenset(), facts: Facts = NO_FACTS) -> BaselineStatus:
+        entry = explainer.explain(explainer.observe(case_id, engine, verdict, detail, case, extra, facts))
         if entry is None:
             return BaselineStatus(None)
         return BaselineStatus(entry.id, entry.kind, entry.link or "", entry.reason or "")
@@ -127,7 +126,8 @@ def _load_run(data: ReportData, record: RunRecord, explainer_for, kind: str = "r
         corpus_file = Path(files[first]) if files.get(first) else None
         finding.replay = corpus_file if corpus_file and corpus_file.exists() else finding.file
         case = record.case(first) if finding.replay == corpus_file else saved.case if saved else None
-        finding.baseline = explain(first, finding.engine, finding.verdict, finding.detail, case)
+        finding.baseline = explain(first, finding.engine, finding.verdict, finding.detail, case,
+                                   facts=finding.facts)
     data.findings += findings
     by_key = {f.key: f for f in findings}
     of = {(line["case"], line["engine"]): by_key[line["key"]] for line in lines}
@@ -135,7 +135,7 @@ def _load_run(data: ReportData, record: RunRecord, explainer_for, kind: str = "r
         data.exercised.update(rows.all())
     for r in doc.get("results", []):
         rows = cases.get(r["case"], CaseRows(frozenset(), {}))
-        _add_outcome(data, r["engine"], r["verdict"], attribute(r["verdict"], r["detail"], rows),
+        _add_outcome(data, r["engine"], r["verdict"], attribute(r["verdict"], recorded(r), rows),
                      of.get((r["case"], r["engine"])))
 
 
@@ -156,7 +156,7 @@ def _group(lines: Iterable[dict], source: str, occurrence) -> list[Finding]:
         if finding is None:
             finding = groups[line["key"]] = Finding(
                 line["key"], line["signature"], line["engine"], line["verdict"],
-                line.get("classification", ""), source, detail=line.get("detail", ""),
+                line.get("classification", ""), source, detail=line.get("detail", ""), facts=recorded(line),
                 file=line.get("file"))
         finding.count += 1
         finding.cases.append(str(occurrence(line)))
@@ -202,7 +202,7 @@ def _load_fuzz(data: ReportData, record: CampaignRecord, explainer_for, kind: st
         made = (getattr(originals[finding.key], "finding", None) or {}) if metamorphic else {}
         extra = frozenset({f"metamorphic.{made['relation']}"}) if made.get("relation") else frozenset()
         finding.baseline = explain(f"fuzz/{seed}/{finding.cases[0]}", finding.engine, finding.verdict,
-                                   finding.detail, originals[finding.key], extra)
+                                   finding.detail, originals[finding.key], extra, finding.facts)
     data.findings += findings
     _fuzz_outcomes(data, source, record.case_lines(), shapes, occurrences, {f.key: f for f in findings})
     for finding in findings:
@@ -226,8 +226,8 @@ def _fuzz_outcomes(data: ReportData, source: Source, lines: Iterable[dict], shap
         for engine, verdict in line.get("verdicts", {}).items():
             source.verdicts.setdefault(engine, Counter())[verdict] += 1
             occurrence = seen.get((line["index"], engine), {})
-            detail = line.get("details", {}).get(engine) or occurrence.get("detail", "")
-            _add_outcome(data, engine, verdict, attribute(verdict, detail, rows),
+            facts = line.get("facts", {}).get(engine) or occurrence.get("facts") or {}
+            _add_outcome(data, engine, verdict, attribute(verdict, Facts.from_json(facts), rows),
                          findings.get(occurrence.get("key")))
     if unrecorded:
         source.notes.append(f"{unrecorded:,} cases were recorded without feature rows (by a harness "
@@ -240,7 +240,7 @@ def _finding_rows(finding: Finding, case: Case | None) -> frozenset[str]:
     if case is None:
         return frozenset()
     try:
-        return attribute(finding.verdict, finding.detail, case_rows(case))
+        return attribute(finding.verdict, finding.facts, case_rows(case))
     except HarnessError:  # a finding whose case the harness cannot describe is still shown
         return frozenset()
 

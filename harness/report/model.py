@@ -6,6 +6,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.judge.facts import Facts
+
 # Verdicts folded into the four counts a matrix cell shows (the rest keep their
 # own name in the summary and the plots).
 CELL_BUCKETS = {
@@ -64,6 +66,7 @@ class Finding:
     classification: str
     source: str  # the results directory it came from
     detail: str = ""
+    facts: Facts = Facts()  # what the first occurrence is about (harness.judge.facts)
     count: int = 0
     cases: list[str] = field(default_factory=list)  # occurrence ids (corpus ids or fuzz seeds)
     file: Path | None = None  # the case file shown (with the answers): the reduction if any

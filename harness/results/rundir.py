@@ -110,7 +110,7 @@ def _findings(run: RunResults, cases: dict[str, Case]) -> tuple[list[dict], dict
             lines.append({"key": sig.key, "signature": sig.text, "engine": result.engine,
                           "verdict": result.verdict.value, "case": case_id, "file": file,
                           "classification": classify(case, result, results),
-                          "detail": result.detail[:500]})
+                          "detail": result.detail[:500], "facts": result.facts.as_json()})
             if file not in saved:
                 saved[file] = _finding_case(case, sig, result, results, run, lines[-1])
     return lines, saved
@@ -126,7 +126,8 @@ def _finding_case(case: Case, sig, result: Result, results: list[Result],
         engines = {"reference": _reference_record(result), **engines}
     record = {"signature": sig.text, "key": sig.key, "engine": result.engine,
               "verdict": result.verdict.value, "classification": line["classification"],
-              "detail": result.detail, "case": case.id, "harness_version": __version__,
+              "detail": result.detail, "facts": result.facts.as_json(), "case": case.id,
+              "harness_version": __version__,
               "engines": engines}
     if result.distinct_answers:
         record["distinct_answers"] = [user_answer(t) for t in result.distinct_answers]

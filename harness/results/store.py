@@ -50,6 +50,7 @@ class FindingTally:
     reduced_file: str | None = None
     reduced_rows: int | None = None
     detail: str = ""
+    facts: dict = field(default_factory=dict)  # the first occurrence's (harness.judge.facts)
 
     def as_json(self) -> dict:
         return dict(self.__dict__)
@@ -90,7 +91,7 @@ class Progress:
         if tally is None:
             tally = FindingTally(line["key"], line["signature"], line["engine"], line["verdict"],
                                  line["classification"], line["case"], line["file"],
-                                 detail=line.get("detail", ""))
+                                 detail=line.get("detail", ""), facts=line.get("facts") or {})
             self.findings[line["key"]] = tally
         tally.count += 1
         return new

@@ -1,0 +1,62 @@
+"""What a verdict is about, as typed fields.
+
+A verdict's `detail` is text for people, built from these fields; every
+program that needs to know which column differed, which feature was
+refused, what the engine said or what the verdict against the reference
+was reads them here (never the detail: a column may be named `a b` or
+`x: y`). Every JSON document that records a verdict holds them under the key
+`facts` (`as_json`, the fields that are set), read back with `recorded`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+from harness.judge.compare import Verdict
+
+
+@dataclass(frozen=True)
+class Facts:
+    # The output column the shown difference is pinned on: the first column in
+    # select order that differs in the row the detail shows.
+    column: str | None = None
+    # The feature refused: a dialect's declared gap (`unsupported`), or a valid
+    # construct the engine refused (`wrongly-rejected`).
+    feature: str | None = None
+    # The refusal's own words: the engine's message (error, crash, timeout,
+    # rejections, an `unsupported` in the engine's words), or the harness's
+    # when it could not render or evaluate the query.
+    message: str | None = None
+    # The reference's reason the query is invalid by definition
+    # (rejected-as-expected, wrongly-accepted).
+    invalid: str | None = None
+    # For a verdict made suspect-reference: what it was against the reference.
+    against_reference: Verdict | None = None
+    # The reference's verdict against the case's own expected rows (or error),
+    # on the reference's result and on the engine verdicts it made suspect.
+    against_case: Verdict | None = None
+
+    def as_json(self) -> dict:
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self) if getattr(self, f.name) is not None}
+
+    @classmethod
+    def from_json(cls, doc: Mapping) -> Facts:
+        values = {f.name: doc.get(f.name) for f in fields(cls)}
+        for name in ("against_reference", "against_case"):
+            if values[name] is not None:
+                values[name] = Verdict(values[name])
+        return cls(**values)
+
+
+def _plain(value: object) -> object:
+    return value.value if isinstance(value, Verdict) else value
+
+
+def recorded(doc: Mapping) -> Facts:
+    """The facts a recorded verdict (a JSON object) holds under `facts`; none
+    for a record written before they were."""
+    return Facts.from_json(doc.get("facts") or {})
+
+
+NO_FACTS = Facts()  # a verdict recorded without any (a default argument)
