@@ -22,7 +22,8 @@ import pytest
 import yaml
 
 from harness.cli.main import main
-from harness.report.load import load_results
+from harness.report.load import build_report
+from harness.results.read import read_results
 
 ENGINE = "duckdb~ntile"
 NAMES = ["a b", "x: y", "größe_列"]
@@ -76,20 +77,20 @@ def test_the_run_records_the_pinned_column(run_dir) -> None:
 
 def test_the_signature_is_that_of_the_column_function(run_dir) -> None:
     _, out = run_dir
-    (finding,) = load_results([out]).findings
+    (finding,) = build_report([read_results(out)]).findings
     assert "ntile(" in finding.signature and "row_number(" not in finding.signature, finding.signature
 
 
 def test_a_baseline_entry_matches_by_the_column_function(run_dir, tmp_path) -> None:
     _, out = run_dir
-    (ntile,) = load_results([out], _baseline(tmp_path / "ntile.yaml", "ntile")).findings
+    (ntile,) = build_report([read_results(out)], _baseline(tmp_path / "ntile.yaml", "ntile")).findings
     assert ntile.baseline is not None and ntile.baseline.entry == "planted-ntile"
-    (other,) = load_results([out], _baseline(tmp_path / "row_number.yaml", "row_number")).findings
+    (other,) = build_report([read_results(out)], _baseline(tmp_path / "row_number.yaml", "row_number")).findings
     assert other.baseline is not None and other.baseline.entry is None  # judged, and not explained
 
 
 def test_the_report_row_is_that_of_the_column_function(run_dir) -> None:
     _, out = run_dir
-    (outcome,) = [o for o in load_results([out]).outcomes if o.engine == ENGINE]
+    (outcome,) = [o for o in build_report([read_results(out)]).outcomes if o.engine == ENGINE]
     assert outcome.verdict == "mismatch"
     assert "function/ntile" in outcome.rows and "function/row_number" not in outcome.rows, outcome.rows
