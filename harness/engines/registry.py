@@ -38,6 +38,7 @@ from harness.engines.profiles import (
     profile_options,
     profiles_of,
 )
+from harness.engines.remote import RemoteEngine
 
 ENGINES: dict[str, str] = {
     "reference": "harness.engines.reference:ReferenceEngine",
@@ -115,8 +116,6 @@ def _labelled(cls: type[Engine], label: str) -> type[Engine]:
         # faulty engines' planted rewrites) would lose that in the parent.
         raise InvalidInput(f"{cls.name!r} renders queries its own way, which another "
                            f"Python environment cannot do; it takes no @{label}", "engine")
-    from harness.engines.remote import RemoteEngine
-
     return type(f"{cls.__name__}@{label}", (RemoteEngine,), {
         "__module__": RemoteEngine.__module__,
         "__doc__": f"{cls.__name__} run by another Python environment, labelled {label!r}.",
