@@ -32,8 +32,8 @@ from test_engines import (  # noqa: F401  (collected here again, on Spark Connec
 from harness.cases.case import load_case
 from harness.core.errors import EngineCrash, EngineError, EngineUnavailable
 from harness.engines.registry import get_engine
+from harness.engines.spark import connect as spark_connect
 from harness.engines.spark.adapter import SparkEngine
-from harness.engines.spark.adapter import connect as spark_connect
 from harness.engines.spark.connect import LocalConnectServer, redacted
 from harness.judge.runner import run_case
 
@@ -150,9 +150,9 @@ def test_a_server_that_goes_away_is_a_crash_then_a_new_session(
 
 
 def test_no_java_means_no_local_server(monkeypatch) -> None:
-    from harness.engines.spark.adapter import adapter as spark
+    from harness.engines.spark import jvm
 
-    monkeypatch.setattr(spark.shutil, "which", lambda program: None)
+    monkeypatch.setattr(jvm.shutil, "which", lambda program: None)
     monkeypatch.delenv("JAVA_HOME", raising=False)
     with pytest.raises(EngineUnavailable, match="no Java"):
         LocalConnectServer().start()
