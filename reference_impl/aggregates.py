@@ -26,9 +26,15 @@ from harness.core import types as T
 from harness.core.errors import EvaluationError, ReferenceGap
 from harness.core.functions import FunctionKind, FunctionSpec, lookup
 from harness.core.model import BinaryOp, Cast, FuncCall, Literal, Star, UnaryOp, walk
-from harness.core.semantics import ArrayAgg, AvgType, Overflow, StringAggArgument, VarianceType
+from harness.core.semantics import (
+    ArrayAgg,
+    AvgType,
+    Overflow,
+    SemanticsProfile,
+    StringAggArgument,
+    VarianceType,
+)
 from harness.core.types import SqlType, TypeKind
-from reference_impl.api import SemanticsProfile
 from reference_impl.casts import cast_value
 from reference_impl.compiled import Compiled, Evaluator
 from reference_impl.expressions import compile_expr, compile_predicate

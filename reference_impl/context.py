@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from reference_impl.api import PeerOrder, SemanticsProfile, WindowKey
+from harness.core.semantics import SemanticsProfile
+from reference_impl.evaluation import PeerOrder, WindowKey
 from reference_impl.relation import Relation
 
 

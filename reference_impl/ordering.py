@@ -15,7 +15,7 @@ from functools import cmp_to_key
 from typing import TypeVar
 
 from harness.core.model import NullsOrder, SortKey
-from reference_impl.api import SemanticsProfile
+from harness.core.semantics import SemanticsProfile
 from reference_impl.values import category, compare, order_keys
 
 T = TypeVar("T")

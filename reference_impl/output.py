@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from harness.core.errors import ReferenceGap
 from harness.core.types import SqlType, TypeKind, to_arrow
-from reference_impl.api import Evaluation, WindowKey
+from reference_impl.evaluation import Evaluation, WindowKey
 from reference_impl.numeric import exact_decimal
 from reference_impl.relation import Relation
 

@@ -32,11 +32,12 @@ from harness.core.model import (
     window_exprs,
 )
 from harness.core.model import rewrite as rewrite_model
+from harness.core.semantics import SemanticsProfile
 from harness.core.types import FLOAT64, INT32
-from reference_impl.api import Evaluation, PeerOrder, SemanticsProfile
 from reference_impl.casts import cast_value
 from reference_impl.compiled import Compiled
 from reference_impl.context import Context
+from reference_impl.evaluation import Evaluation, PeerOrder
 from reference_impl.expressions import compile_expr, compile_predicate
 from reference_impl.grouping import group, needs_grouping, with_group_positions
 from reference_impl.ordering import SortSpec, compare_keys, sort_spec, stable_sort

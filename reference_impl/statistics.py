@@ -18,20 +18,33 @@ an engine to.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from functools import cmp_to_key
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from harness.core import types as T
 from harness.core.errors import ReferenceGap
 from reference_impl.numeric import round_float, sqrt_rounded
 from reference_impl.values import compare, row_key
 
-if TYPE_CHECKING:
-    from reference_impl.aggregates import CompiledAggregate
 
-Aggregate = Callable[[list[tuple], "CompiledAggregate"], object]
+class CallOptions(Protocol):
+    """What these aggregates read of their call (`aggregates.CompiledAggregate`
+    provides it): declared here so that this module, which `aggregates`
+    imports, needs nothing back from it."""
+
+    @property
+    def within(self) -> Sequence[object]: ...  # WITHIN GROUP's key, empty without one
+
+    @property
+    def descending(self) -> bool: ...  # WITHIN GROUP (ORDER BY ... DESC)
+
+    @property
+    def fraction(self) -> Fraction | None: ...  # a quantile's constant p
+
+
+Aggregate = Callable[[list[tuple], CallOptions], object]
 
 
 def _present(rows: list[tuple]) -> list:
@@ -93,7 +106,7 @@ def continuous_magnitude(values: list, p: Fraction) -> float:
 
 
 def _quantile(discrete: bool) -> Aggregate:
-    def fn(rows: list[tuple], agg: CompiledAggregate) -> object:
+    def fn(rows: list[tuple], agg: CallOptions) -> object:
         values = sorted_values(rows, agg.descending)
         assert agg.fraction is not None
         return percentile_disc(values, agg.fraction) if discrete else percentile_cont(values, agg.fraction)
@@ -101,14 +114,14 @@ def _quantile(discrete: bool) -> Aggregate:
     return fn
 
 
-def _median(rows: list[tuple], agg: CompiledAggregate) -> object:
+def _median(rows: list[tuple], agg: CallOptions) -> object:
     return percentile_cont(sorted_values(rows, False), Fraction(1, 2))
 
 
 # -- values picked from the frame -------------------------------------------------
 
 
-def _mode(rows: list[tuple], agg: CompiledAggregate) -> object:
+def _mode(rows: list[tuple], agg: CallOptions) -> object:
     counts: dict[object, list] = {}
     for value in _present(rows):
         counts.setdefault(row_key((value,)), []).append(value)
@@ -123,18 +136,18 @@ def _mode(rows: list[tuple], agg: CompiledAggregate) -> object:
     return winners[0]
 
 
-def _any_value(rows: list[tuple], agg: CompiledAggregate) -> object:
+def _any_value(rows: list[tuple], agg: CallOptions) -> object:
     distinct = {row_key((v,)): v for v in _present(rows)}
     if len(distinct) > 1:
         raise ReferenceGap("any_value() over distinct non-NULL values: any of them is right")
     return next(iter(distinct.values()), None)
 
 
-def _first(rows: list[tuple], agg: CompiledAggregate) -> object:
+def _first(rows: list[tuple], agg: CallOptions) -> object:
     return rows[0][0] if rows else None
 
 
-def _last(rows: list[tuple], agg: CompiledAggregate) -> object:
+def _last(rows: list[tuple], agg: CallOptions) -> object:
     return rows[-1][0] if rows else None
 
 
@@ -177,7 +190,7 @@ def _binary(needs: int, compute: Callable[[Pairs], Fraction | float | None],
     value is not finite (as the variances are), else `compute` exactly,
     rounded once."""
 
-    def fn(rows: list[tuple], agg: CompiledAggregate) -> object:
+    def fn(rows: list[tuple], agg: CallOptions) -> object:
         pairs = Pairs(rows)
         if pairs.n < needs or degenerate(pairs):
             return None
@@ -207,7 +220,7 @@ def _intercept(s: Pairs) -> Fraction | None:
     return None if slope is None else s.mean(s.ys) - slope * s.mean(s.xs)
 
 
-def _regr_count(rows: list[tuple], agg: CompiledAggregate) -> int:
+def _regr_count(rows: list[tuple], agg: CallOptions) -> int:
     return sum(1 for y, x in rows if y is not None and x is not None)
 
 
@@ -253,7 +266,7 @@ def _intercept_magnitude(rows: list[tuple]) -> float | None:
 
 
 def _bitwise(op: Callable[[int, int], int]) -> Aggregate:
-    def fn(rows: list[tuple], agg: CompiledAggregate) -> object:
+    def fn(rows: list[tuple], agg: CallOptions) -> object:
         values = _present(rows)
         if not values:
             return None
@@ -265,7 +278,7 @@ def _bitwise(op: Callable[[int, int], int]) -> Aggregate:
     return fn
 
 
-def _count_if(rows: list[tuple], agg: CompiledAggregate) -> int:
+def _count_if(rows: list[tuple], agg: CallOptions) -> int:
     return sum(1 for (b,) in rows if b is True)
 
 
@@ -291,7 +304,7 @@ AGGREGATES: dict[str, Aggregate] = {
     "count_if": _count_if,
 }
 
-def _quantile_magnitude(rows: list[tuple], agg: CompiledAggregate) -> float | None:
+def _quantile_magnitude(rows: list[tuple], agg: CallOptions) -> float | None:
     values = sorted_values(rows, agg.descending)
     p = Fraction(1, 2) if agg.fraction is None else agg.fraction
     return continuous_magnitude(values, p) if values else None
@@ -301,7 +314,7 @@ def _of_rows(fn: Callable[[list[tuple]], float | None]) -> RowMagnitude:
     return lambda rows, agg: fn(rows)
 
 
-RowMagnitude = Callable[[list[tuple], "CompiledAggregate"], "float | None"]
+RowMagnitude = Callable[[list[tuple], CallOptions], "float | None"]
 
 # Magnitudes computed from the argument tuples (the others from the values).
 ROW_MAGNITUDES: dict[str, RowMagnitude] = {

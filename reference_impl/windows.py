@@ -33,9 +33,9 @@ from harness.core.model import (
 )
 from harness.core.types import FLOAT64, SqlType
 from reference_impl.aggregates import compile_aggregate
-from reference_impl.api import WindowKey
 from reference_impl.compiled import Compiled, converted
 from reference_impl.context import Context
+from reference_impl.evaluation import WindowKey
 from reference_impl.expressions import compile_expr
 from reference_impl.frames import (
     FrameDef,

@@ -218,8 +218,9 @@ def test_a_missing_library_makes_the_engine_unavailable(monkeypatch, name: str) 
 
 def test_spark_without_java_is_unavailable(monkeypatch) -> None:
     from harness.engines.spark import adapter as spark
+    from harness.engines.spark import jvm
 
-    monkeypatch.setattr(spark.shutil, "which", lambda program: None)
+    monkeypatch.setattr(jvm.shutil, "which", lambda program: None)
     monkeypatch.delenv("JAVA_HOME", raising=False)
     with pytest.raises(EngineUnavailable, match="no Java"):
         spark._builder("local[1]")

@@ -1,6 +1,6 @@
 """Proof of teeth: short seeded campaigns find every planted bug and reduce it.
 
-Each faulty engine (`harness.engines.faulty`) is DuckDB with one planted bug.
+Each faulty engine (`harness.engines.duckdb.faulty`) is DuckDB with one planted bug.
 A campaign against it must report a finding on it and reduce that finding
 to a case of at most 10 rows that still shows the bug. And the opposite: a
 correct engine that orders peers arbitrarily must give no finding at all

@@ -1,4 +1,4 @@
-"""Proof of teeth: the harness catches each bug planted in `harness.engines.faulty`.
+"""Proof of teeth: the harness catches each bug planted in `harness.engines.duckdb.faulty`.
 
 For every fault, a small case that exercises it: the faulty engine gets a
 non-match verdict and plain DuckDB a match on the same case, so the fault, not
@@ -21,7 +21,7 @@ from harness.core.model import ColumnDef, TableSchema
 from harness.core.types import from_arrow
 from harness.engines.base import Engine
 from harness.engines.duckdb.dialect import DUCKDB
-from harness.engines.faulty import FAULTY
+from harness.engines.duckdb.faulty import FAULTY
 from harness.engines.registry import engine_names, get_dialect, get_engine
 from harness.judge.compare import Verdict
 from harness.judge.runner import Result, run_case

@@ -19,10 +19,10 @@ from harness.core.errors import EngineUnavailable, InvalidInput
 from harness.core.model import ColumnDef, TableSchema
 from harness.core.types import from_arrow
 from harness.engines.base import Engine
-from harness.engines.faulty import FAULTY
+from harness.engines.duckdb.faulty import FAULTY
 from harness.engines.isolation import IsolatedEngine
-from harness.engines.profiles import PROFILES
 from harness.engines.registry import (
+    PROFILES,
     canonical_name,
     engine_class,
     engine_names,

@@ -150,9 +150,9 @@ def test_a_server_that_goes_away_is_a_crash_then_a_new_session(
 
 
 def test_no_java_means_no_local_server(monkeypatch) -> None:
-    from harness.engines.spark import adapter as spark
+    from harness.engines.spark import jvm
 
-    monkeypatch.setattr(spark.shutil, "which", lambda program: None)
+    monkeypatch.setattr(jvm.shutil, "which", lambda program: None)
     monkeypatch.delenv("JAVA_HOME", raising=False)
     with pytest.raises(EngineUnavailable, match="no Java"):
         LocalConnectServer().start()

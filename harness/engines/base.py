@@ -61,7 +61,7 @@ class Engine(ABC):
     # is, with `timeout`, instead of wrapping it in an isolating worker.
     out_of_process: bool = False
 
-    # A deliberately faulty engine (`harness.engines.faulty`): it alters its own
+    # A deliberately faulty engine (`harness.engines.duckdb.faulty`): it alters its own
     # rendering, so it must run in this process, never behind a worker.
     faulty: bool = False
 

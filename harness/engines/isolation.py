@@ -25,6 +25,7 @@ import os
 from multiprocessing.connection import Connection
 from typing import Any
 
+from harness.engines.registry import canonical_name, engine_class, get_dialect, get_engine
 from harness.engines.worker import (
     DEFAULT_TIMEOUT,
     START_TIMEOUT,
@@ -41,8 +42,6 @@ class IsolatedEngine(WorkerEngine):
     """`name`'s adapter in a worker process; see the module docstring."""
 
     def __init__(self, name: str, timeout: float = DEFAULT_TIMEOUT, **options: Any) -> None:
-        from harness.engines.registry import canonical_name, get_dialect
-
         super().__init__(timeout)
         self.name = canonical_name(name)  # `spark[default]` -> `spark`, as the worker's adapter says
         self.dialect = get_dialect(name)
@@ -50,8 +49,6 @@ class IsolatedEngine(WorkerEngine):
 
     @property
     def implementation(self) -> str:
-        from harness.engines.registry import engine_class
-
         return engine_class(self.name).shares_code_with or self.name
 
     def _spawn(self) -> tuple[Worker, Channel]:
@@ -66,4 +63,4 @@ class IsolatedEngine(WorkerEngine):
 
 def _serve(conn: Connection, name: str, options: dict) -> None:
     os.setsid()  # its own process group, killed whole on a timeout
-    serve(conn, name, options)
+    serve(conn, lambda: get_engine(name, **options))

@@ -4,7 +4,8 @@ Modules are imported only when an engine is asked for, so `import harness`
 never imports pyspark (or starts a JVM). Adding an engine is one line here,
 plus its dialect module and its engine module.
 
-An engine may be asked for under profiles (`harness.engines.profiles`):
+An engine may be asked for under profiles (`harness.engines.profiles`; each
+engine's table in its package, gathered in `PROFILES` below):
 `spark[aqe-off]`, `datafusion[partitions=2,batch_size=1]`. Its class is then
 a subclass of the engine's own, made once per spec, whose `name` is the
 canonical spec and whose `shares_code_with` is the base engine, so that
@@ -29,15 +30,20 @@ from typing import Any
 from harness.core.dialect import Dialect
 from harness.core.errors import InvalidInput
 from harness.engines.base import Engine
+from harness.engines.datafusion.profiles import PROFILES as DATAFUSION_PROFILES
+from harness.engines.duckdb.profiles import PROFILES as DUCKDB_PROFILES
 from harness.engines.profiles import (
     DEFAULT,
+    ONLY_DEFAULT,
     EngineSpec,
+    ProfileTable,
     canonical,
     merge_options,
     parse_spec,
     profile_options,
-    profiles_of,
 )
+from harness.engines.remote import RemoteEngine
+from harness.engines.spark.profiles import PROFILES as SPARK_PROFILES
 
 ENGINES: dict[str, str] = {
     "reference": "harness.engines.reference:ReferenceEngine",
@@ -46,6 +52,15 @@ ENGINES: dict[str, str] = {
     "spark": "harness.engines.spark.adapter:SparkEngine",
     "sqlite": "harness.engines.sqlite.adapter:SQLiteEngine",
     "postgres": "harness.engines.postgres.adapter:PostgresEngine",
+}
+
+# Each engine's profiles (`harness.engines.<name>.profiles`; data only, so
+# importing them imports no engine library). An engine not listed runs
+# under its own settings only.
+PROFILES: dict[str, ProfileTable] = {
+    "duckdb": DUCKDB_PROFILES,
+    "datafusion": DATAFUSION_PROFILES,
+    "spark": SPARK_PROFILES,
 }
 
 
@@ -57,19 +72,19 @@ def engine_class(name: str) -> type[Engine]:
     """The adapter class for `name`, a registered engine with optional profiles
     (`spark[aqe-off]`); imports its module, starts nothing.
 
-    The deliberately faulty engines of `harness.engines.faulty` are found by
+    The deliberately faulty engines of `harness.engines.duckdb.faulty` are found by
     name too, but are not registered: no listing and no default run has them.
     """
     spec = parse_spec(name)
     base = _base_class(spec.base)
-    spec = canonical(spec, _implementation(base))
+    spec = canonical(spec, profiles_of(_implementation(base)))
     cls = _profiled(base, spec.profiles) if spec.profiles else base
     return _labelled(cls, spec.label) if spec.label is not None else cls
 
 
 def _base_class(name: str) -> type[Engine]:
     if name not in ENGINES:
-        from harness.engines.faulty import FAULTY
+        from harness.engines.duckdb.faulty import FAULTY
 
         if name in FAULTY:
             return FAULTY[name]
@@ -88,7 +103,7 @@ def _profiled(base: type[Engine], profiles: tuple[str, ...]) -> type[Engine]:
     """`base` under `profiles`: their options merge with the constructor's own."""
     implementation = _implementation(base)
     spec = EngineSpec(base.name, profiles)
-    defaults = profile_options(spec, implementation)
+    defaults = profile_options(spec, profiles_of(implementation))
 
     def __init__(self: Engine, **options: Any) -> None:
         base.__init__(self, **merge_options(defaults, options, f"an option of {spec.name!r}"))
@@ -115,8 +130,6 @@ def _labelled(cls: type[Engine], label: str) -> type[Engine]:
         # faulty engines' planted rewrites) would lose that in the parent.
         raise InvalidInput(f"{cls.name!r} renders queries its own way, which another "
                            f"Python environment cannot do; it takes no @{label}", "engine")
-    from harness.engines.remote import RemoteEngine
-
     return type(f"{cls.__name__}@{label}", (RemoteEngine,), {
         "__module__": RemoteEngine.__module__,
         "__doc__": f"{cls.__name__} run by another Python environment, labelled {label!r}.",
@@ -156,7 +169,13 @@ def get_dialect(name: str) -> Dialect:
     return engine_class(name).dialect
 
 
-# -- profiles, for listings -------------------------------------------------------
+# -- profiles -------------------------------------------------------------------------
+
+
+def profiles_of(implementation: str) -> ProfileTable:
+    """The profile table of an engine (by its implementation: a faulty DuckDB
+    runs under DuckDB's profiles)."""
+    return PROFILES.get(implementation, ONLY_DEFAULT)
 
 
 def profile_names(base: str) -> list[str]:

@@ -48,7 +48,6 @@ from harness.engines.worker import (
     Channel,
     Worker,
     WorkerEngine,
-    serve,
 )
 
 # -- another interpreter ---------------------------------------------------------------
@@ -74,7 +73,7 @@ class ProjectPackages:
     def find_spec(name, path=None, target=None):
         return importlib.machinery.PathFinder.find_spec(name, [ROOT]) if name in PACKAGES else None
 sys.meta_path.insert(0, ProjectPackages)
-from harness.engines.remote import child_main
+from harness.engines.remote_child import child_main
 child_main(int(sys.argv[3]))
 """
 
@@ -214,11 +213,3 @@ class _Unpickler(pickle.Unpickler):
 
     def find_class(self, module: str, name: str) -> Any:
         raise pickle.UnpicklingError(f"a message holds a {module}.{name}; only plain values may cross")
-
-
-def child_main(fd: int) -> None:
-    """The child's side: the first message says what to run, then `serve`."""
-    channel = ArrowChannel(Connection(fd))
-    kind, name, options = channel.recv()
-    assert kind == "start", kind
-    serve(channel, name, options)

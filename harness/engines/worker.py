@@ -21,7 +21,7 @@ import os
 import signal
 import time
 from abc import abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import pyarrow as pa
@@ -185,12 +185,13 @@ class WorkerEngine(Engine):
 # -- the worker's side ---------------------------------------------------------------
 
 
-def serve(conn: Channel, name: str, options: Mapping[str, Any]) -> None:
-    """The worker: start the engine, then answer ("run", tables, sql) until ("close",)."""
-    from harness.engines.registry import get_engine
-
+def serve(conn: Channel, make_engine: Callable[[], Engine]) -> None:
+    """The worker: start the engine `make_engine` builds, then answer ("run",
+    tables, sql) until ("close",). The caller passes the factory (the
+    registry's `get_engine` for a name), so this module, which the registry's
+    remote engines build on, needs nothing of the registry."""
     try:
-        engine = get_engine(name, **options)
+        engine = make_engine()
         engine.start()
         conn.send(("ready", engine.version()))
     except EngineUnavailable as e:

@@ -11,14 +11,15 @@ the same difference). Engines run as an A/B pair (`duckdb` and
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from harness.baseline.known import Baseline, Entry, Observation, engine_parts
+from harness.baseline.explainer import Explainer
+from harness.baseline.known import Entry, Observation, engine_parts
 from harness.cases.case import Case
 from harness.cases.casefile import SavedCase
 from harness.judge.compare import CONFORMING, Verdict
-from harness.judge.facts import NO_FACTS, Facts, recorded
+from harness.judge.facts import recorded
 from harness.judge.runner import Result
 from harness.results.rundir import shown_path
 
@@ -57,26 +58,6 @@ class Item:
             "kind": self.entry.kind if self.entry is not None else None,
             "diff": self.diff or None,
         }
-
-
-@dataclass
-class Explainer:
-    """The baseline and the dialect-derived entries, for the engines of one run."""
-
-    baseline: Baseline
-    derived: list[Entry]
-    versions: Mapping[str, str]  # engine -> version
-    used: set[str] = field(default_factory=set)
-
-    def explain(self, obs: Observation) -> Entry | None:
-        entry = self.baseline.explain(obs, self.derived)
-        if entry is not None:
-            self.used.add(entry.id)
-        return entry
-
-    def observe(self, case_id: str, engine: str, verdict: str, detail: str,
-                case: Case | None, extra: frozenset[str] = frozenset(), facts: Facts = NO_FACTS) -> Observation:
-        return Observation(case_id, engine, verdict, detail, self.versions.get(engine, ""), case, extra, facts)
 
 
 def corpus_items(results: Iterable[Result], cases: Mapping[str, Case], explainer: Explainer) -> list[Item]:

@@ -81,8 +81,8 @@ def attribute(verdict: str, facts: Facts, rows: CaseRows) -> frozenset[str]:
 
 def _explainer(baseline, engines: dict[str, str]):
     """A function (case id, engine, verdict, detail, case, extra) -> BaselineStatus."""
+    from harness.baseline.explainer import Explainer
     from harness.baseline.known import derived_entries
-    from harness.gate.judge import Explainer
 
     try:
         explainer = Explainer(baseline, derived_entries(list(engines)), engines)

@@ -27,6 +27,7 @@ from harness.core.model import (
     WindowExpr,
     walk,
 )
+from reference_impl.expressions import constant_value  # the one evaluator of constants
 
 # Bound kinds in frame order.
 _RANK = {kind: i for i, kind in enumerate(BoundKind)}
@@ -68,8 +69,6 @@ def offset_value(offset: Expr | None) -> object:
         return None if offset is None else offset.value
     if isinstance(offset, Interval):
         return offset
-    from reference_impl.expressions import constant_value  # the one evaluator of constants
-
     try:
         return constant_value(offset)
     except (HarnessError, ArithmeticError):

@@ -13,12 +13,7 @@ adapter, config or not. It coexists with the process's classic Spark.
 
 from __future__ import annotations
 
-import atexit
 import logging
-import os
-import re
-import shutil
-import tempfile
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -31,13 +26,13 @@ from harness.core.errors import EngineCrash, EngineError, EngineUnavailable
 from harness.engines.base import Engine, library_missing
 from harness.engines.spark.connect import arrow_frame, is_connect_url, open_session, session_lost
 from harness.engines.spark.dialect import SPARK
+from harness.engines.spark.jvm import LAUNCH_CONF, log4j_file, require_java, short_message
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.connect.session import SparkSession as ConnectSession
 
 DEFAULT_MASTER = "local[*]"
-_MAX_MESSAGE = 500
 
 # Set on every session the harness runs queries in.
 SQL_CONF = {
@@ -49,30 +44,6 @@ SQL_CONF = {
     # Otherwise '${env:HOME}' inside a string literal is substituted.
     "spark.sql.variable.substitute": "false",
 }
-
-# Only for a JVM the harness launches: its own, or a local Connect server (not a remote one).
-_LAUNCH_CONF = {
-    "spark.ui.enabled": "false",
-    "spark.ui.showConsoleProgress": "false",  # the [Stage 0:> ...] bar on stderr
-    "spark.driver.bindAddress": "127.0.0.1",
-    "spark.driver.host": "127.0.0.1",
-}
-
-# Silences the JVM: a root logger with an appender (else Spark loads its own
-# defaults) at level off, and a level of its own for the logger of the class
-# that initialises logging in a pyspark driver (else Spark prints "Setting
-# default log level to WARN" whenever that level differs from the root's).
-_LOG4J2 = """\
-rootLogger.level = off
-rootLogger.appenderRef.stderr.ref = console
-appender.console.type = Console
-appender.console.name = console
-appender.console.target = SYSTEM_ERR
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n
-logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
-logger.gateway.level = off
-"""
 
 # pyspark logs every failed query as a JSON ERROR line (with the JVM stack
 # trace) on stderr through these Python loggers.
@@ -98,14 +69,6 @@ _PROCESS = _Process()
 _LOCK = threading.Lock()
 
 
-def _log4j_file() -> str:
-    fd, path = tempfile.mkstemp(prefix="window-harness-log4j2-", suffix=".properties")
-    with os.fdopen(fd, "w") as f:
-        f.write(_LOG4J2)
-    atexit.register(os.remove, path)
-    return path
-
-
 def _quiet_python_loggers() -> None:
     from pyspark.logger import PySparkLogger
 
@@ -113,19 +76,13 @@ def _quiet_python_loggers() -> None:
         PySparkLogger.getLogger(name).setLevel(logging.CRITICAL + 1)
 
 
-def require_java() -> None:
-    """EngineUnavailable unless a JVM can be launched (here or for a local Connect server)."""
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        raise EngineUnavailable("spark", "no Java: `java` is not on PATH and JAVA_HOME is unset")
-
-
 def _builder(master: str) -> SparkSession.Builder:
     """A classic session's builder (sc:// masters go through `spark_connect.open_session`)."""
     from pyspark.sql import SparkSession
 
     require_java()
-    conf = {**_LAUNCH_CONF, "spark.driver.extraJavaOptions":
-            f"-Dlog4j2.configurationFile=file:{_log4j_file()}", **SQL_CONF}
+    conf = {**LAUNCH_CONF, "spark.driver.extraJavaOptions":
+            f"-Dlog4j2.configurationFile=file:{log4j_file()}", **SQL_CONF}
     builder = SparkSession.builder.appName("window-harness").master(master)
     for key, value in conf.items():
         builder = builder.config(key, value)
@@ -171,28 +128,6 @@ def stop_session() -> None:
         if _PROCESS.root is not None and _PROCESS.death is None:
             _PROCESS.root.spark.stop()
         _PROCESS.root = _PROCESS.master = None
-
-
-_LOCATION = re.compile(r"\s*(;\s*line \d+ pos \d+;?|\(line \d+, pos \d+\))")
-# A Spark Connect transport error is a gRPC call's repr: "<_InactiveRpcError of
-# RPC that terminated with: / status = StatusCode.UNAVAILABLE / details = "...">".
-_GRPC_DETAILS = re.compile(r'^\s*details = "(.*)"\s*$', re.MULTILINE)
-
-
-def short_message(error: BaseException) -> str:
-    """The first line of a Spark error, with its error class and without the
-    query position, the '== SQL ==' excerpt, the plan or the JVM stack trace."""
-    rpc = _GRPC_DETAILS.search(str(error))
-    if rpc and str(error).lstrip().startswith("<_"):
-        return rpc.group(1)[:_MAX_MESSAGE]
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    # A Py4JJavaError reads "An error occurred while calling o33.sql. / : <java exception>".
-    java = [line[2:] for line in lines if line.startswith(": ")]
-    text = _LOCATION.sub("", (java or lines or [type(error).__name__])[0])
-    condition = getattr(error, "getCondition", lambda: None)()
-    if condition and f"[{condition}]" not in text:
-        text = f"[{condition}] {text}"
-    return text[:_MAX_MESSAGE]
 
 
 def naive_utc(table: pa.Table) -> pa.Table:

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 from harness.core.errors import EngineUnavailable
 from harness.engines.base import library_missing
 from harness.engines.ports import free_loopback_port
+from harness.engines.spark.jvm import LAUNCH_CONF, log4j_file, require_java, short_message
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -101,8 +102,6 @@ def open_session(url: str, conf: Mapping[str, str]) -> ConnectSession:
             session.conf.set(key, value)
     except PySparkException as e:
         session.stop()
-        from harness.engines.spark.adapter import short_message
-
         why = f"Spark Connect at {redacted(url)}: {short_message(e)}"
         raise EngineUnavailable("spark", why) from e
     return session
@@ -171,8 +170,6 @@ class LocalConnectServer:
         """Start the server and wait until its port accepts; EngineUnavailable if it cannot."""
         if self._process is not None:
             return
-        from harness.engines.spark.adapter import require_java
-
         require_java()
         self.port = free_loopback_port()
         fd, log = tempfile.mkstemp(prefix="window-harness-connect-", suffix=".log")
@@ -201,12 +198,10 @@ class LocalConnectServer:
     def _command(self) -> list[str]:
         from pyspark.find_spark_home import _find_spark_home
 
-        from harness.engines.spark.adapter import _LAUNCH_CONF, _log4j_file
-
-        conf = {**_LAUNCH_CONF, **self.conf,
+        conf = {**LAUNCH_CONF, **self.conf,
                 "spark.connect.grpc.binding.address": "127.0.0.1",
                 "spark.connect.grpc.binding.port": str(self.port),
-                "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{_log4j_file()}"}
+                "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j_file()}"}
         command = [str(Path(_find_spark_home()) / "bin" / "spark-submit"),
                    "--master", self.master, "--name", "window-harness Spark Connect",
                    "--class", SERVER_CLASS]

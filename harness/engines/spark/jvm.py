@@ -1,0 +1,79 @@
+"""What the Spark adapter and a local Spark Connect server share: the JVM's
+launch settings and log configuration, the Java check, and reading a Spark
+error as one short line.
+
+Below both `adapter.py` and `connect.py`, which import each other's
+services otherwise.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import re
+import shutil
+import tempfile
+
+from harness.core.errors import EngineUnavailable
+
+_MAX_MESSAGE = 500
+
+# Only for a JVM the harness launches: its own, or a local Connect server (not a remote one).
+LAUNCH_CONF = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",  # the [Stage 0:> ...] bar on stderr
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.driver.host": "127.0.0.1",
+}
+
+# Silences the JVM: a root logger with an appender (else Spark loads its own
+# defaults) at level off, and a level of its own for the logger of the class
+# that initialises logging in a pyspark driver (else Spark prints "Setting
+# default log level to WARN" whenever that level differs from the root's).
+_LOG4J2 = """\
+rootLogger.level = off
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = off
+"""
+
+
+def log4j_file() -> str:
+    fd, path = tempfile.mkstemp(prefix="window-harness-log4j2-", suffix=".properties")
+    with os.fdopen(fd, "w") as f:
+        f.write(_LOG4J2)
+    atexit.register(os.remove, path)
+    return path
+
+
+def require_java() -> None:
+    """EngineUnavailable unless a JVM can be launched (here or for a local Connect server)."""
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        raise EngineUnavailable("spark", "no Java: `java` is not on PATH and JAVA_HOME is unset")
+
+
+_LOCATION = re.compile(r"\s*(;\s*line \d+ pos \d+;?|\(line \d+, pos \d+\))")
+# A Spark Connect transport error is a gRPC call's repr: "<_InactiveRpcError of
+# RPC that terminated with: / status = StatusCode.UNAVAILABLE / details = "...">".
+_GRPC_DETAILS = re.compile(r'^\s*details = "(.*)"\s*$', re.MULTILINE)
+
+
+def short_message(error: BaseException) -> str:
+    """The first line of a Spark error, with its error class and without the
+    query position, the '== SQL ==' excerpt, the plan or the JVM stack trace."""
+    rpc = _GRPC_DETAILS.search(str(error))
+    if rpc and str(error).lstrip().startswith("<_"):
+        return rpc.group(1)[:_MAX_MESSAGE]
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    # A Py4JJavaError reads "An error occurred while calling o33.sql. / : <java exception>".
+    java = [line[2:] for line in lines if line.startswith(": ")]
+    text = _LOCATION.sub("", (java or lines or [type(error).__name__])[0])
+    condition = getattr(error, "getCondition", lambda: None)()
+    if condition and f"[{condition}]" not in text:
+        text = f"[{condition}] {text}"
+    return text[:_MAX_MESSAGE]
