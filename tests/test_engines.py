@@ -212,7 +212,8 @@ def test_a_dialect_comes_without_its_engine() -> None:
 def test_a_missing_library_makes_the_engine_unavailable(monkeypatch, name: str) -> None:
     library = {"spark": "pyspark"}.get(name, name)
     monkeypatch.setitem(sys.modules, library, None)  # `import library` now fails
-    with pytest.raises(EngineUnavailable, match=f"cannot import {library}"):
+    # The message names the library and the extra that installs it.
+    with pytest.raises(EngineUnavailable, match=rf"{library}.*pip install 'window-harness\[{name}\]'"):
         get_engine(name)
 
 

@@ -24,7 +24,7 @@ from harness.cases.case import load_case
 from harness.cases.casefile import save_case
 from harness.cli.main import main
 from harness.findings.export import FORMATS, duckdb_cell, plain_decimal, slt_cell
-from harness.findings.replay import show
+from harness.findings.show import show
 
 CASES = Path(__file__).resolve().parent.parent / "cases"
 

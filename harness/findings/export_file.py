@@ -17,7 +17,7 @@ from harness.core.errors import InvalidInput, Unsupported
 from harness.core.model import Literal
 from harness.findings.export_expect import Expectation, case_location, expectation, loose
 from harness.findings.export_formats import TestFormat, comment
-from harness.findings.replay_text import show
+from harness.findings.show import show
 from harness.judge.cells import rows_of
 from harness.sql import write, write_expr
 

@@ -25,18 +25,14 @@ from harness.core.model import Select
 from harness.core.semantics import SemanticsProfile
 from harness.engines.base import Engine
 from harness.findings.replay_diff import Answer, Changed, Diff, diff, user_answer
-from harness.findings.replay_text import json_value, show, text_table, to_json, write_text
 from harness.judge.cells import hashable
 from harness.judge.compare import PASSING
 from harness.judge.instrument import Plan, instrument, with_rowid
 from harness.judge.oracle import Oracle
 from harness.judge.runner import Result, RunResults, profile_named, run_case, start_engines
 
-__all__ = [
-    "Answer", "Changed", "Diff", "EngineReplay", "Replay", "diff", "finding_engines",
-    "json_value", "load_one", "replay", "show", "text_table", "to_json", "user_answer",
-    "write_text",
-]
+__all__ = ["Answer", "Changed", "Diff", "EngineReplay", "Replay", "diff", "finding_engines",
+           "load_one", "replay", "user_answer"]
 
 _REFERENCE = "reference"
 

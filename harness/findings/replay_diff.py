@@ -14,7 +14,7 @@ from decimal import Decimal
 
 import pyarrow as pa
 
-from harness.findings.replay_text import show
+from harness.findings.show import show
 from harness.judge.cells import cell_tolerance, cells_equal, float_tolerance, rows_of
 from harness.judge.instrument import Plan
 
