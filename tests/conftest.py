@@ -9,6 +9,10 @@ ask for it by name.
 PostgreSQL runs on one throwaway local server for the whole session
 (`harness.engines.postgres.local`), started when first needed; without the
 server binaries, the postgres tests skip, saying how to get them.
+
+Hypothesis's settings profile is loaded here, before any test module asks for
+its example counts (`hypothesis_profiles.py`: $WH_HYPOTHESIS_PROFILE, `ci` by
+default, `dev` for the fast loop).
 """
 
 from __future__ import annotations
@@ -16,12 +20,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import pytest
+from hypothesis_profiles import load_profile
 
 from harness.core.errors import EngineUnavailable
 from harness.engines.base import Engine
 from harness.engines.postgres.adapter import PostgresEngine
 from harness.engines.postgres.local import LocalPostgres, server_bin
 from harness.engines.registry import engine_names, get_engine
+
+load_profile()
 
 # The engines that run SQL text; Spark's and PostgreSQL's tests carry markers.
 SQL_ENGINES = [
