@@ -361,8 +361,9 @@ def check_same_verdicts(results: dict[tuple[str, str], Result], base: str, cases
 
 
 @pytest.mark.parametrize("base", ["duckdb", "datafusion"])
-def test_the_whole_corpus_gives_each_profile_its_base_verdicts(base):
-    check_same_verdicts(corpus_verdicts(profiled(base), CASES), base, CASES)
+def test_the_whole_corpus_gives_each_profile_its_base_verdicts(corpus_runs, base):
+    # The base engine's verdicts are test_corpus's (one corpus run per engine).
+    check_same_verdicts(corpus_runs.results(profiled(base), CASES), base, CASES)
 
 
 @pytest.mark.spark
