@@ -342,15 +342,6 @@ SPARK_SAMPLE = [
 ]
 
 
-def corpus_verdicts(names: list[str], cases: list[Case]) -> dict[tuple[str, str], Result]:
-    engines = [get_engine(n) for n in names]
-    try:
-        return {(case.id, r.engine): r for case in cases for r in run_case(case, engines)}
-    finally:
-        for engine in engines:
-            engine.close()
-
-
 def check_same_verdicts(results: dict[tuple[str, str], Result], base: str, cases: list[Case]) -> None:
     for (case_id, engine), result in results.items():
         expected = PROFILE_DIFFERENCES.get((case_id, engine), results[(case_id, base)].verdict)
