@@ -381,7 +381,7 @@ def _judge_with_ties(rows: Rows, judgement: Judgement, oracle: Oracle, user: ran
         if diff is None and candidate is not evaluation:
             return Outcome(Verdict.MATCH, notes=tuple(notes + ["matched under another order of tied rows"]))
         if len(sensitive) < 2:
-            continue  # one order-sensitive column: the whole answer is its own witness test
+            continue  # one order-sensitive column: the whole answer, tried above, is its test
         pending = {c for c in pending if _attempt_rows(rows, judgement, expected, [*steady, c])[0]}
         if not pending:
             note = "each order-sensitive expression matched under its own order of tied rows"

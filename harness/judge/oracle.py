@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 
@@ -33,7 +34,7 @@ class Oracle:
         self.tables = tables
         self.profile = profile
         self._default: Evaluation | None = None
-        self._permuted: dict[Permutations, Evaluation] | None = None
+        self._permuted: _Kept | None = None
 
     def evaluate(self, peer_order: PeerOrder | None = None) -> Evaluation:
         if peer_order is not None:
@@ -48,11 +49,11 @@ class Oracle:
         every oracle over the same query, tables and profile: a finding's reruns
         and its classification under the other profiles search the same orders."""
         if self._permuted is None:
-            self._permuted = _SHARED.evaluations(self.query, self.tables, self.profile)
+            self._permuted = _SHARED.kept(self.query, self.tables, self.profile)
         found = self._permuted.get(perms)
         if found is None:
             found = self.evaluate(by_call_index(perms))
-            _SHARED.keep(self._permuted, perms, found)
+            self._permuted.keep(perms, found)
         return found
 
 
@@ -66,36 +67,48 @@ def by_call_index(perms: Sequence[Sequence[int]]) -> PeerOrder:
     return order
 
 
+@dataclass
+class _Kept:
+    """Permuted evaluations of one (query, tables, profile), up to a byte budget."""
+
+    budget_bytes: int
+    evaluations: dict[Permutations, Evaluation] = field(default_factory=dict)
+    nbytes: int = 0
+
+    def get(self, perms: Permutations) -> Evaluation | None:
+        return self.evaluations.get(perms)
+
+    def keep(self, perms: Permutations, evaluation: Evaluation) -> None:
+        size = evaluation.table.nbytes
+        if self.nbytes + size <= self.budget_bytes:
+            self.evaluations[perms] = evaluation
+            self.nbytes += size
+
+
 class _SharedEvaluations:
-    """Permuted evaluations of the last few (query, tables, profile), within a byte budget.
+    """The kept evaluations of the last few (query, tables, profile).
 
     Tables are told apart by their Arrow IPC bytes (exact, NaN included); two
-    equal tables written with other chunks only miss the cache."""
+    equal tables written with other chunks only miss."""
 
     def __init__(self, slots: int, budget_bytes: int) -> None:
         self.slots = slots
-        self.budget_bytes = budget_bytes
-        self._by_key: OrderedDict[tuple, dict[Permutations, Evaluation]] = OrderedDict()
-        self._bytes: dict[int, int] = {}  # id of an evaluations dict -> bytes it holds
+        self.budget_bytes = budget_bytes  # for each slot
+        self._by_key: OrderedDict[tuple, _Kept] = OrderedDict()
 
-    def evaluations(self, query: Query, tables: Mapping[str, pa.Table],
-                    profile: SemanticsProfile) -> dict[Permutations, Evaluation]:
+    def kept(self, query: Query, tables: Mapping[str, pa.Table], profile: SemanticsProfile) -> _Kept:
         key = (query, profile, tuple((name, _ipc_bytes(t)) for name, t in sorted(tables.items())))
+        try:
+            hash(key)
+        except TypeError:  # a model node holding a mutable value: kept by this oracle only
+            return _Kept(self.budget_bytes)
         found = self._by_key.get(key)
         if found is None:
-            found = self._by_key[key] = {}
-            self._bytes[id(found)] = 0
+            found = self._by_key[key] = _Kept(self.budget_bytes)
             while len(self._by_key) > self.slots:
-                _, dropped = self._by_key.popitem(last=False)
-                del self._bytes[id(dropped)]
+                self._by_key.popitem(last=False)
         self._by_key.move_to_end(key)
         return found
-
-    def keep(self, into: dict[Permutations, Evaluation], perms: Permutations, evaluation: Evaluation) -> None:
-        size = evaluation.table.nbytes
-        if id(into) in self._bytes and self._bytes[id(into)] + size <= self.budget_bytes // self.slots:
-            into[perms] = evaluation
-            self._bytes[id(into)] += size
 
 
 def _ipc_bytes(table: pa.Table) -> bytes:
@@ -105,4 +118,4 @@ def _ipc_bytes(table: pa.Table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-_SHARED = _SharedEvaluations(slots=8, budget_bytes=64 * 2**20)
+_SHARED = _SharedEvaluations(slots=8, budget_bytes=8 * 2**20)
