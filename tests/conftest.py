@@ -9,6 +9,14 @@ ask for it by name.
 PostgreSQL runs on one throwaway local server for the whole session
 (`harness.engines.postgres.local`), started when first needed; without the
 server binaries, the postgres tests skip, saying how to get them.
+
+`corpus_runs` runs each corpus case on each engine at most once per session,
+for every test that reads corpus verdicts (test_corpus, test_profiles,
+test_error_conformance).
+
+Hypothesis's settings profile is loaded here, before any test module asks for
+its example counts (`hypothesis_profiles.py`: $WH_HYPOTHESIS_PROFILE, `ci` by
+default, `dev` for the fast loop).
 """
 
 from __future__ import annotations
@@ -16,12 +24,17 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import pytest
+from hypothesis_profiles import load_profile
 
+from harness.cases.case import Case
 from harness.core.errors import EngineUnavailable
 from harness.engines.base import Engine
 from harness.engines.postgres.adapter import PostgresEngine
 from harness.engines.postgres.local import LocalPostgres, server_bin
 from harness.engines.registry import engine_names, get_engine
+from harness.judge.runner import Result, run_case
+
+load_profile()
 
 # The engines that run SQL text; Spark's and PostgreSQL's tests carry markers.
 SQL_ENGINES = [
@@ -108,3 +121,33 @@ def postgres_dsn(engines: Engines) -> str:
         return engines.postgres_dsn()
     except EngineUnavailable as e:
         pytest.skip(str(e))
+
+
+class CorpusRuns:
+    """Corpus verdicts, each (case, engine) run once for the whole session.
+
+    A corpus case holds its expected rows or error, so an engine's verdict on
+    it does not depend on the engines run beside it (the suspect-reference
+    check then reads only the reference's verdict on the case's own rows):
+    a test asking for engines another test already ran gets those verdicts."""
+
+    def __init__(self, engines: Engines) -> None:
+        self._engines = engines
+        self._results: dict[tuple[str, str], Result] = {}
+
+    def results(self, names: Sequence[str], cases: Sequence[Case]) -> dict[tuple[str, str], Result]:
+        """(case id, engine) -> verdict, for every case and engine named."""
+        for case in cases:
+            assert case.expected is not None or case.error is not None, (
+                f"{case.id}: a corpus case without expected rows or error; its verdicts "
+                "would depend on the engines run beside it, and cannot be shared")
+            missing = [n for n in names if (case.id, n) not in self._results]
+            if missing:
+                for r in run_case(case, [self._engines.get(n) for n in missing]):
+                    self._results[(case.id, r.engine)] = r
+        return {(case.id, n): self._results[(case.id, n)] for case in cases for n in names}
+
+
+@pytest.fixture(scope="session")
+def corpus_runs(engines: Engines) -> CorpusRuns:
+    return CorpusRuns(engines)

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from harness.campaign.batching import (
     CASE_ID,
@@ -69,7 +70,7 @@ def _check_batch(shape_seed: str, siblings: int, limits: Limits = NO_LIMITS) -> 
     return "equal"
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 10**6), st.integers(0, 3))
 def test_batched_equals_unbatched_on_the_reference(n: int, siblings: int) -> None:
     _check_batch(f"batch/{n}", siblings)

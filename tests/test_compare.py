@@ -7,13 +7,14 @@ so each test knows exactly what the right verdict is.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
 import pyarrow as pa
 import pytest
 
-from harness.core.dialect import NULLS_LARGEST
+from harness.core.dialect import NULLS_LARGEST, NULLS_SMALLEST
 from harness.core.model import ColumnDef, TableSchema
 from harness.core.types import FLOAT64, INT64
 from harness.judge.compare import Judgement, Verdict, compare, float_tolerance
@@ -214,3 +215,79 @@ def test_the_pinned_column_is_the_first_that_differs_in_select_order():
     assert later.column == "x: y" and "column x: y: engine 99, expected 7" in later.detail
     rows = _judge(plan, oracle, right.slice(0, 2))
     assert rows.verdict is Verdict.MISMATCH and rows.column is None  # a row count pins no column
+
+
+# -- the search's kept evaluations --------------------------------------------------
+# The reference's evaluation under each permutation of the peer groups is kept and
+# shared by every oracle over the same query, tables and profile (a finding's reruns
+# and its classification search the same orders again). Kept evaluations must never
+# turn a wrong answer into a pass: each wrong answer below is judged after a search
+# over the same orders has run, by a fresh oracle, as a rerun would be.
+
+KEPT_SQL = (
+    "SELECT id, lag(id) OVER (ORDER BY v) AS prev, "
+    "sum(id) OVER (ORDER BY v ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS s FROM t ORDER BY id"
+)
+KEPT_TIES = {"id": [1, 2, 3, 4, 5, 6], "v": [10, 20, 20, 20, 30, 30]}
+
+
+def _kept_setup(columns: dict[str, list], profile=None):
+    plan, oracle = _setup(KEPT_SQL, columns)
+    if profile is not None:
+        oracle = Oracle(oracle.query, oracle.tables, profile)
+    return plan, oracle
+
+
+def _without_witness(plan, answer: pa.Table) -> pa.Table:
+    """Number the witness row_number 1..n in row order, so the engine's own order
+    reveals nothing and the search must go through the permutations."""
+    for _, column in plan.witness_columns:
+        answer = _replace(answer, column, list(range(1, answer.num_rows + 1)))
+    return answer
+
+
+def _wrong_cell(answer: pa.Table, column: int, row: int, value: object) -> pa.Table:
+    values = answer.column(column).to_pylist()
+    values[row] = value
+    return _replace(answer, column, values)
+
+
+def test_kept_evaluations_never_pass_a_wrong_answer():
+    plan, first = _kept_setup(KEPT_TIES)
+    right = _without_witness(plan, _under_order(first, [(2, 0, 1), (1, 0)]))
+    # The last column, among ties: id 3's frame is itself and the row before it, so
+    # its sum is at most 3 + 4 = 7 under any order.
+    wrong_last = _wrong_cell(right, 2, 2, 99)
+    outcome = _judge(plan, first, wrong_last)  # searches every order, and keeps them
+    assert outcome.verdict is Verdict.MISMATCH and "every order of tied rows" in outcome.detail
+    for _ in range(2):  # fresh oracles over the same query and tables: the kept orders
+        plan, again = _kept_setup(KEPT_TIES)
+        assert _judge(plan, again, right).verdict is Verdict.MATCH
+        assert _judge(plan, again, wrong_last).verdict is Verdict.MISMATCH
+        # A tied value no order gives: a v=20 row's previous row is never id 6 (v=30).
+        assert _judge(plan, again, _wrong_cell(right, 1, 1, 6)).verdict is Verdict.MISMATCH
+        # The rows out of their ORDER BY id.
+        assert _judge(plan, again, right.take([1, 0, 2, 3, 4, 5])).verdict is Verdict.MISMATCH
+
+
+def test_kept_evaluations_are_told_apart_by_table_content_and_profile():
+    plan, oracle = _kept_setup(KEPT_TIES)
+    right = _without_witness(plan, _under_order(oracle, [(1, 2, 0), (0, 1)]))
+    assert _judge(plan, oracle, right).verdict is Verdict.MATCH
+    # The same query over other rows of the same shape: the first table's orders
+    # must not be the ones searched (the 10 is now id 4, so id 2's prev is not 1).
+    other = {"id": KEPT_TIES["id"], "v": [20, 20, 20, 10, 30, 30]}
+    plan, moved = _kept_setup(other)
+    assert _judge(plan, moved, right).verdict is Verdict.MISMATCH
+    assert _judge(plan, moved, _without_witness(plan, _under_order(moved, [(1, 2, 0), (0, 1)]))).verdict \
+        is Verdict.MATCH
+    # Another profile, whose NULLs sort first: the NULL key moves to the other end.
+    with_null = {"id": KEPT_TIES["id"], "v": [None, 20, 20, 20, 30, 30]}
+    plan, largest = _kept_setup(with_null)
+    assert largest.profile.null_ordering == NULLS_LARGEST
+    right_largest = _without_witness(plan, _under_order(largest, [(2, 0, 1), (1, 0)]))
+    assert _judge(plan, largest, right_largest).verdict is Verdict.MATCH
+    smallest_profile = dataclasses.replace(largest.profile, null_ordering=NULLS_SMALLEST)
+    plan, smallest = _kept_setup(with_null, smallest_profile)
+    outcome = compare(right_largest, Judgement(plan, NULLS_SMALLEST), smallest)
+    assert outcome.verdict is Verdict.MISMATCH

@@ -17,7 +17,6 @@ from harness.baseline.known import derived_entries, load_baseline
 from harness.cases.case import load_cases
 from harness.engines.registry import engine_names
 from harness.judge.compare import CONFORMING
-from harness.judge.runner import run_case
 
 CASES_DIR = Path(__file__).resolve().parent.parent / "cases"
 CASES, ERRORS = load_cases([CASES_DIR])
@@ -32,12 +31,8 @@ def test_every_case_file_is_valid():
 
 
 @pytest.fixture(scope="session")
-def corpus_results(engines):
-    results = {}
-    for case in CASES:
-        for r in run_case(case, engines):
-            results[(case.id, r.engine)] = r
-    return results
+def corpus_results(engines, corpus_runs):
+    return corpus_runs.results([e.name for e in engines], CASES)
 
 
 def _explanation(result, versions):

@@ -34,6 +34,9 @@ MAX_ROWS = 10
 CONTROL = "duckdb~peer-shuffle"
 CONTROL_CASES = 10_000
 
+# Campaigns of hundreds to thousands of cases: out of the fast loop (`pytest -m "not slow"`).
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize("fault", FAULTS)
 def test_faulty_engine_is_found_and_reduced(tmp_path, fault):

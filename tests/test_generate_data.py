@@ -19,6 +19,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from harness.cases.case import Case, load_case
 from harness.cases.casefile import save_case
@@ -388,7 +389,7 @@ def test_a_table_of_each_type_answers_select_star_unchanged(engines, engine_name
 
 # -- Hypothesis strategies --------------------------------------------------------------------
 
-FAST = settings(max_examples=60, deadline=None, database=None,
+FAST = settings(max_examples=examples(60), deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

@@ -18,6 +18,7 @@ from functools import cache
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis_profiles import examples
 
 from harness.cases.coverage import coverage, expression_keys, summary
 from harness.core.errors import EvaluationError, InvalidInput, ReferenceGap
@@ -329,14 +330,14 @@ def test_steering_towards_rare_cells_covers_more_of_the_grid() -> None:
 # -- Hypothesis ---------------------------------------------------------------------------------
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(drawn_cases())
 def test_hypothesis_drives_the_generators(g: GeneratedCase) -> None:
     assert parse(g.case.sql) == g.case.query
     assert {s.name for s in g.case.schemas} == set(g.case.tables)
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(generated_cases())
 def test_a_drawn_seed_is_a_replayable_case(g: GeneratedCase) -> None:
     assert generate_case(g.seed).case.sql == g.case.sql

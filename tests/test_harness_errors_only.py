@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
+from hypothesis_profiles import examples
 
 from harness.core.errors import HarnessError, InvalidQuery, ReferenceGap
 from harness.core.model import Column, ColumnDef, Query, TableRef, TableSchema, walk
@@ -28,7 +29,7 @@ from harness.judge.instrument import instrument, with_rowid
 from harness.judge.oracle import Oracle
 from harness.sql import parse, write
 
-PROPERTY = settings(max_examples=150, deadline=None,
+PROPERTY = settings(max_examples=examples(150), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

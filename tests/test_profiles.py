@@ -343,15 +343,6 @@ SPARK_SAMPLE = [
 ]
 
 
-def corpus_verdicts(names: list[str], cases: list[Case]) -> dict[tuple[str, str], Result]:
-    engines = [get_engine(n) for n in names]
-    try:
-        return {(case.id, r.engine): r for case in cases for r in run_case(case, engines)}
-    finally:
-        for engine in engines:
-            engine.close()
-
-
 def check_same_verdicts(results: dict[tuple[str, str], Result], base: str, cases: list[Case]) -> None:
     for (case_id, engine), result in results.items():
         expected = PROFILE_DIFFERENCES.get((case_id, engine), results[(case_id, base)].verdict)
@@ -362,8 +353,9 @@ def check_same_verdicts(results: dict[tuple[str, str], Result], base: str, cases
 
 
 @pytest.mark.parametrize("base", ["duckdb", "datafusion"])
-def test_the_whole_corpus_gives_each_profile_its_base_verdicts(base):
-    check_same_verdicts(corpus_verdicts(profiled(base), CASES), base, CASES)
+def test_the_whole_corpus_gives_each_profile_its_base_verdicts(corpus_runs, base):
+    # The base engine's verdicts are test_corpus's (one corpus run per engine).
+    check_same_verdicts(corpus_runs.results(profiled(base), CASES), base, CASES)
 
 
 @pytest.mark.spark

@@ -11,6 +11,7 @@ from collections import defaultdict
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from harness.core.model import SortKey
 from reference_impl.testing import (
@@ -27,7 +28,7 @@ from reference_impl.testing import (
     table,
 )
 
-SETTINGS = settings(max_examples=60, deadline=None)
+SETTINGS = settings(max_examples=examples(60), deadline=None)
 SMALL = st.one_of(st.none(), st.integers(-3, 3))
 
 

@@ -28,6 +28,7 @@ from unittest import mock
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from harness.core import types as T
 from harness.core.errors import EvaluationError, HarnessError
@@ -87,7 +88,7 @@ from reference_impl.values import (
     order_keys,
 )
 
-SETTINGS = settings(max_examples=200, deadline=None)
+SETTINGS = settings(max_examples=examples(200), deadline=None)
 
 
 def sign(a: object, b: object) -> int:
@@ -308,7 +309,7 @@ def frame_cases(draw: st.DrawFn):
     return resolve_frame(frame, [spec], [key_type]), part
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(frame_cases())
 def test_partition_frames_are_each_rows_frame(case):
     frame, part = case
@@ -316,7 +317,7 @@ def test_partition_frames_are_each_rows_frame(case):
     assert list(partition_frames(frame, part)) == expected
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(frame_cases())
 def test_range_bounds_by_collation_are_the_search(case):
     frame, part = case
@@ -371,7 +372,7 @@ def plain_replace(node: object, mapping: dict) -> object:
     return map_children(node, lambda c: plain_replace(c, mapping))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.integers(0, 10**6), st.data())
 def test_replace_exprs_is_the_lookup_by_value(seed, data):
     query = generate_case(f"rewrite/{seed}").case.query

@@ -13,6 +13,7 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from harness.core import types as T
 from harness.core.errors import EvaluationError
@@ -89,7 +90,7 @@ def test_round_half_up():
 finite = st.floats(allow_nan=False, allow_infinity=False)
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(st.lists(finite, max_size=12))
 def test_float_sum_is_the_exact_sum_rounded_once(values):
     exact = sum((Fraction(v) for v in values), Fraction(0))
@@ -97,7 +98,7 @@ def test_float_sum_is_the_exact_sum_rounded_once(values):
     assert exact_sum(values) == exact
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(
     st.lists(
         st.one_of(
@@ -111,7 +112,7 @@ def test_exact_sum_of_exact_numbers(values):
     assert exact_sum(values) == sum((Fraction(v) for v in values), Fraction(0))
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.floats(min_value=0, allow_nan=False, allow_infinity=False))
 def test_sqrt_rounded_agrees_with_ieee_sqrt(x):
     assert sqrt_rounded(Fraction(x)) == math.sqrt(x)  # IEEE sqrt is correctly rounded

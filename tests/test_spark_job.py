@@ -39,6 +39,7 @@ def campaigns(tmp_path_factory) -> tuple:
     return _campaign(root / "pool"), _campaign(root / "job", "--on-spark", "--spark-master", "local[2]"), root
 
 
+@pytest.mark.slow
 def test_on_spark_finds_what_the_local_pool_finds(campaigns) -> None:
     (pool, pool_cases), (job, job_cases), _ = campaigns
     assert sorted(f["key"] for f in job["findings"]) == sorted(f["key"] for f in pool["findings"])
@@ -50,6 +51,7 @@ def test_on_spark_finds_what_the_local_pool_finds(campaigns) -> None:
         assert job_cases[index]["verdicts"] == line["verdicts"], f"case {index}"
 
 
+@pytest.mark.slow
 def test_on_spark_writes_parquet(campaigns) -> None:
     _, (job, _), root = campaigns
     verdicts = pq.read_table(root / "job" / "verdicts.parquet")
@@ -67,6 +69,7 @@ def test_spark_remote_must_be_a_connect_url(tmp_path) -> None:
     assert "--spark-remote" in done.stderr
 
 
+@pytest.mark.slow
 def test_on_spark_through_spark_connect(tmp_path, monkeypatch) -> None:
     """The job and Spark-under-test on a Spark Connect server (a local one here)."""
     from harness.engines.spark.connect import LocalConnectServer

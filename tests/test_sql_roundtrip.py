@@ -15,6 +15,7 @@ from decimal import Decimal
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from harness.core import functions
 from harness.core import types as T
@@ -74,7 +75,7 @@ from harness.generate.model_strategies import (
 from harness.sql import parse, parse_expr, write, write_expr
 from harness.sql.correlation import is_aggregated, outer_references, source_names
 
-PROPERTY = settings(max_examples=400, deadline=None,
+PROPERTY = settings(max_examples=examples(400), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -127,7 +128,7 @@ def test_parse_expr_of_write_expr_is_identity(e):
 INSIDE = Dialect(name="ignore-nulls-inside", ignore_nulls_placement=IgnoreNullsPlacement.INSIDE)
 
 
-@settings(PROPERTY, max_examples=100)
+@settings(PROPERTY, max_examples=examples(100))
 @given(model_queries())
 def test_ignore_nulls_inside_reads_back_the_same(q):
     # The canonical parser also accepts `lag(x IGNORE NULLS)`, so this round-trips too.
@@ -297,7 +298,7 @@ def _framed_ranking(w: WindowExpr, select: Select) -> bool:
     return not spec.uses_frame and resolve_window(w.window, select.windows).frame is not None
 
 
-@settings(PROPERTY, max_examples=300)
+@settings(PROPERTY, max_examples=examples(300))
 @given(model_queries(), st.sampled_from(Feature))
 def test_a_missing_feature_raises_exactly_when_used(q, feature):
     dialect = Dialect(name=f"without-{feature.value}", unsupported=frozenset({feature}))
@@ -315,7 +316,7 @@ FRAME_FEATURES = [Feature.GROUPS_FRAME, Feature.RANGE_OFFSET, Feature.RANGE_INTE
                   Feature.FRAME_OFFSET_EXPRESSION, Feature.FRAME_OFFSET_INTERVAL_EXPRESSION]
 
 
-@settings(PROPERTY, max_examples=300)
+@settings(PROPERTY, max_examples=examples(300))
 @given(frames(frozenset(Toggle), order_keys=1))
 def test_every_frame_round_trips_and_raises_exactly_when_used(frame):
     # Frames are a small part of a whole query; here each example is one.

@@ -354,8 +354,14 @@ def _attempt(
     rows: Rows, judgement: Judgement, evaluation: Evaluation, user: Sequence[int]
 ) -> tuple[_Diff | None, list[str]]:
     """One try: does the answer match this evaluation of the reference?"""
+    return _attempt_rows(rows, judgement, rows_of(evaluation.table, evaluation.magnitudes), user)
+
+
+def _attempt_rows(
+    rows: Rows, judgement: Judgement, expected: Rows, user: Sequence[int]
+) -> tuple[str | None, list[str]]:
+    """`_attempt` on the evaluation's rows, read once for every subset of columns tried."""
     plan = judgement.plan
-    expected = rows_of(evaluation.table, evaluation.magnitudes)
     matcher = _Matcher(rows, expected, user, plan.rowid_column, [])
     keys = plan.order_keys or ()
     groups = _groups(expected, keys)
@@ -388,11 +394,14 @@ def _judge_with_ties(rows: Rows, judgement: Judgement, oracle: Oracle, user: ran
     steady = [c for c in user if c not in judgement.plan.sensitive_columns]
     pending = set(sensitive)
     for candidate in itertools.chain([evaluation], _candidates(rows, judgement.plan, oracle, evaluation)):
-        diff, notes = _attempt(rows, judgement, candidate, user)
+        expected = rows_of(candidate.table, candidate.magnitudes)
+        diff, notes = _attempt_rows(rows, judgement, expected, user)
         if diff is None and candidate is not evaluation:
             return Outcome(Verdict.MATCH, notes=tuple(notes + ["matched under another order of tied rows"]))
-        pending = {c for c in pending if _attempt(rows, judgement, candidate, [*steady, c])[0]}
-        if len(sensitive) > 1 and not pending:
+        if len(sensitive) < 2:
+            continue  # one order-sensitive column: the whole answer, tried above, is its test
+        pending = {c for c in pending if _attempt_rows(rows, judgement, expected, [*steady, c])[0]}
+        if not pending:
             note = "each order-sensitive expression matched under its own order of tied rows"
             return Outcome(Verdict.MATCH, notes=(note,))
     # A column that does not depend on peer order and still differs is the
@@ -417,8 +426,14 @@ def _judge_with_ties(rows: Rows, judgement: Judgement, oracle: Oracle, user: ran
 
 
 def _candidates(rows: Rows, plan: Plan, oracle: Oracle, evaluation: Evaluation):
-    for hook in _witness_orders(rows, plan, evaluation):
-        yield oracle.evaluate(hook)
+    """The reference under each peer order to try: the engine's own row_number
+    order, then every permutation of the peer groups (kept by the oracle)."""
+    if plan.witness_columns and plan.rowid_column is not None:
+        yield oracle.evaluate(_rn_order(rows, plan))
+    if _permutation_count(evaluation) <= SEARCH_BUDGET:
+        sizes = [size for _, size in evaluation.peer_groups]
+        for perms in itertools.product(*(itertools.permutations(range(s)) for s in sizes)):
+            yield oracle.evaluate_permuted(perms)
 
 
 def _permutation_count(evaluation: Evaluation) -> int:
@@ -433,16 +448,6 @@ def _permutation_count(evaluation: Evaluation) -> int:
     return count
 
 
-def _witness_orders(rows: Rows, plan: Plan, evaluation: Evaluation):
-    """Peer orders to try: the engine's own row_number order, then every permutation."""
-    if plan.witness_columns and plan.rowid_column is not None:
-        yield _rn_order(rows, plan)
-    if _permutation_count(evaluation) <= SEARCH_BUDGET:
-        sizes = [size for _, size in evaluation.peer_groups]
-        for perms in itertools.product(*(itertools.permutations(range(s)) for s in sizes)):
-            yield _by_call_index(perms)
-
-
 def _rn_order(rows: Rows, plan: Plan) -> PeerOrder:
     """Order each peer group as the engine's row_number over the same window did."""
     positions: dict[object, dict[object, int]] = {}
@@ -455,15 +460,6 @@ def _rn_order(rows: Rows, plan: Plan) -> PeerOrder:
             range(len(group)),
             key=lambda i: (seen.get(group[i].get(ROWID)) is None, seen.get(group[i].get(ROWID)) or 0, i),
         )
-
-    return order
-
-
-def _by_call_index(perms: Sequence[Sequence[int]]) -> PeerOrder:
-    calls = itertools.count()
-
-    def order(key: object, group: Sequence[dict]) -> Sequence[int]:
-        return perms[next(calls)]
 
     return order
 
