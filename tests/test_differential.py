@@ -10,7 +10,7 @@ explained, else the test fails and prints the seed, the SQL and the tables:
 
 - a known difference: the reviewed baseline (`baseline/known-differences.yaml`)
   or the engine's dialect declarations explain the verdict, as they do for the
-  gate (`harness.gate.judge.Explainer`); or each window expression that fails
+  gate (`harness.baseline.explainer.Explainer`); or each window expression that fails
   on its own is so explained. The entries the default campaign relies on
   (`RELIES_ON`) must each explain something, else they are stale and the test
   fails, as `gate --strict-baseline` does;
@@ -33,18 +33,17 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from collections import Counter
 
 import pytest
 
+from harness.baseline.explainer import Explainer
 from harness.baseline.known import Entry, derived_entries, load_baseline
 from harness.cases.case import Case
 from harness.core.errors import Unsupported
 from harness.core.model import Column, Select, WindowExpr, WindowSpec
 from harness.engines.base import Engine
 from harness.engines.registry import get_dialect
-from harness.gate.judge import Explainer
 from harness.generate.cases import GeneratedCase, generate_case
 from harness.judge.compare import PASSING, Verdict
 from harness.judge.instrument import instrument
@@ -86,7 +85,7 @@ def judge(case: Case, engine: Engine) -> Result:
 
 def _baseline_entry(seed: str, result: Result, case: Case, explainer: Explainer) -> Entry | None:
     return explainer.explain(explainer.observe(f"diff/{seed}", result.engine, result.verdict.value,
-                                               result.detail, case))
+                                               result.detail, case, facts=result.facts))
 
 
 def _window_items(query: Select) -> list[int]:
@@ -118,12 +117,12 @@ def _groups(query: Select) -> list[list[int]]:
 
 
 def _failing_column_is_order_sensitive(case: Case, result: Result) -> bool:
-    match = re.search(r"column (\S+?): engine", result.detail)
-    if match is None or not isinstance(case.query, Select):
+    column = result.facts.column  # the pinned column, typed (never read out of the detail)
+    if column is None or not isinstance(case.query, Select):
         return False
     plan = instrument(case.query, case.schemas)
     names = [item.alias for item in case.query.items]
-    return match.group(1) in names and names.index(match.group(1)) in plan.sensitive_columns
+    return column in names and names.index(column) in plan.sensitive_columns
 
 
 def _peer_order(case: Case, result: Result) -> bool:
