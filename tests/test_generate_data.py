@@ -108,7 +108,10 @@ def test_same_seed_gives_the_same_table_in_a_fresh_process() -> None:
     """String seeds are hashed with SHA-512, not Python's salted hash, and no
     generator iterates a set: another process, another hash seed, same tables."""
     code = "from tests.test_generate_data import digest; print(digest(range(200)))"
-    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    # tests/ on the path too: the test module imports its sibling `hypothesis_profiles`.
+    tests = str(Path(__file__).parent)
+    env = {**os.environ, "PYTHONHASHSEED": "12345",
+           "PYTHONPATH": os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")]))}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env=env, cwd=Path(__file__).parent.parent)
     assert out.stdout.strip() == digest(range(200))

@@ -224,12 +224,12 @@ def test_an_untyped_null_with_nothing_to_take_a_type_from_is_a_gap(judges):
 
 
 def test_an_internal_error_of_the_reference_is_a_gap(monkeypatch):
-    import reference_impl.query as query
+    import reference_impl.api as api
 
     def broken(*args, **kwargs):
         raise ZeroDivisionError("planted")
 
-    monkeypatch.setattr(query, "evaluate_query", broken)
+    monkeypatch.setattr(api, "evaluate_query", broken)  # what `evaluate` calls
     with pytest.raises(ReferenceGap, match="internal error of the reference: ZeroDivisionError: planted"):
         Oracle(parse("SELECT id FROM t"), {"t": T}).evaluate()
 
