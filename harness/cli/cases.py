@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from harness.cli.exit_codes import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_PASS
-from harness.cli.options import FORMAT, parent
-from harness.core.errors import InvalidInput
+from harness.cli.options import FORMAT, parent, read_cases
 
 CORPUS = Path(__file__).resolve().parents[2] / "cases"
 
@@ -32,16 +30,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def cmd_cases(args: argparse.Namespace) -> int:
     import json
 
-    from harness.cases.case import load_cases
     from harness.cases.coverage import coverage, format_table, to_json
 
-    cases, errors = load_cases(args.paths)
-    if errors:
-        for e in errors:
-            print(f"window-harness: invalid case: {e}", file=sys.stderr)
+    cases = read_cases(args.paths)
+    if cases is None:
         return EXIT_BAD_INPUT
-    if not cases:
-        raise InvalidInput("no case files found", " ".join(args.paths))
     if not args.coverage:
         if args.format == "json":
             print(json.dumps([{"id": c.id, "description": c.description} for c in cases], indent=2))

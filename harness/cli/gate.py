@@ -17,6 +17,7 @@ from harness.cli.options import (
     engine_list,
     engine_options,
     parent,
+    read_cases,
 )
 from harness.cli.progress import ProgressLine
 from harness.cli.report import check_report_option, write_report
@@ -71,7 +72,6 @@ def _gate() -> argparse.ArgumentParser:
 
 def cmd_gate(args: argparse.Namespace) -> int:
     from harness.baseline.known import DEFAULT_PATH, load_baseline
-    from harness.cases.case import load_cases
     from harness.engines.registry import get_dialect
     from harness.gate.junit import write_junit
     from harness.gate.run import GateConfig, run_gate
@@ -90,13 +90,9 @@ def cmd_gate(args: argparse.Namespace) -> int:
     options = engine_options(args, names)
     baseline = load_baseline(args.baseline or DEFAULT_PATH)
     paths = args.corpus or [CORPUS]
-    cases, errors = load_cases(paths)
-    if errors:
-        for e in errors:
-            print(f"window-harness: invalid case: {e}", file=sys.stderr)
+    cases = read_cases(paths)
+    if cases is None:
         return EXIT_BAD_INPUT
-    if not cases:
-        raise InvalidInput("no case files found", " ".join(map(str, paths)))
     config = GateConfig(
         engines=tuple(names), cases=tuple(cases), baseline=baseline, out=args.out, seed=args.seed,
         budget_seconds=args.budget_seconds, budget_cases=args.budget_cases,

@@ -19,8 +19,14 @@ import argparse
 import os
 import re
 import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.core.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from harness.cases.case import Case
 
 
 def parent() -> argparse.ArgumentParser:
@@ -229,3 +235,18 @@ ENGINE_PYTHON = _engine_python()
 POSTGRES = _postgres()
 FORMAT = _format()
 REPORT = _report()
+
+
+def read_cases(paths: Sequence[str | Path]) -> list[Case] | None:
+    """The cases of the PATH arguments; None, each invalid file reported on stderr,
+    when any is invalid (the command exits 2). No case at all is bad input too."""
+    from harness.cases.case import load_cases
+
+    cases, errors = load_cases(paths)
+    if errors:
+        for e in errors:
+            print(f"window-harness: invalid case: {e}", file=sys.stderr)
+        return None
+    if not cases:
+        raise InvalidInput("no case files found", " ".join(map(str, paths)))
+    return cases

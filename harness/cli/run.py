@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from harness.cli.exit_codes import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_PASS
 from harness.cli.options import (
@@ -15,6 +14,7 @@ from harness.cli.options import (
     engine_list,
     engine_options,
     parent,
+    read_cases,
 )
 from harness.cli.progress import ProgressLine
 from harness.cli.report import check_report_option, write_report
@@ -43,7 +43,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from harness.baseline.known import load_baseline
-    from harness.cases.case import load_cases
     from harness.engines.registry import get_engine
     from harness.judge.runner import run_cases
     from harness.results.output import write_json, write_table
@@ -51,13 +50,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     names = engine_list(args.engines)
     options = engine_options(args, names)
     engines = [get_engine(n, **options.get(n, {})) for n in names]  # unknown names fail before any work
-    cases, errors = load_cases(args.paths)
-    if errors:
-        for e in errors:
-            print(f"window-harness: invalid case: {e}", file=sys.stderr)
+    cases = read_cases(args.paths)
+    if cases is None:
         return EXIT_BAD_INPUT
-    if not cases:
-        raise InvalidInput("no case files found", " ".join(args.paths))
     out = _run_out(args)
     check_report_option(args)
     started = time.time()
