@@ -224,3 +224,22 @@ def test_a_suspect_reference_verdict_also_counts_as_its_verdict_against_the_refe
                                       facts=Facts(against_reference=Verdict.MISMATCH)))
     assert not entry.explains(Observation("c", "duckdb", "suspect-reference", shown,
                                           facts=Facts(against_reference=Verdict.ERROR)))
+
+
+def test_an_error_pattern_reads_the_typed_difference_never_a_column_name(tmp_path):
+    """A wrong-value entry's `error` pattern is searched in the difference alone
+    (`engine 5, expected 6`), never in the detail, where a column's name could
+    hold the very words the pattern looks for."""
+    entry = _one(tmp_path, match={"case": "edge/*", "verdict": "mismatch",
+                                  "error": r"engine 0\.0, expected nan"})
+    name = "engine 0.0, expected nan"  # a legal column name
+    fooled = Observation("edge/x", "duckdb", "mismatch",
+                         detail=f"column {name}: engine 5, expected 6",
+                         facts=Facts(column=name, difference="engine 5, expected 6"))
+    assert not entry.explains(fooled)
+    real = Observation("edge/x", "duckdb", "mismatch", detail="column v: engine 0.0, expected nan",
+                       facts=Facts(column="v", difference="engine 0.0, expected nan"))
+    assert entry.explains(real)
+    # A difference recorded without facts (an older results directory) is not read out of its text.
+    assert not entry.explains(Observation("edge/x", "duckdb", "mismatch",
+                                          detail="column v: engine 0.0, expected nan"))

@@ -61,7 +61,7 @@ class Observation:
     case_id: str
     engine: str  # as it ran: `duckdb`, `duckdb[threads=1]`, `duckdb@candidate`
     verdict: str  # a verdict class (VERDICT_CLASSES)
-    detail: str = ""  # as shown to people: only an entry's `error` pattern reads it (see `words`)
+    detail: str = ""  # as shown to people; nothing here reads it (an `error` pattern reads `words`)
     version: str = ""
     case: Case | None = field(default=None, compare=False, repr=False)
     # Extra features the finding itself names (a metamorphic relation).
@@ -80,11 +80,13 @@ class Observation:
 
     @property
     def words(self) -> str:
-        """What an entry's `error` pattern is searched in: the engine's message; for
-        a query invalid by definition the reference's reason; else (a wrong value)
-        the difference as shown, which reviewed patterns such as `engine nan,
-        expected -?\\d` are written against."""
-        return next((w for w in (self.facts.message, self.facts.invalid) if w is not None), self.detail)
+        """What an entry's `error` pattern is searched in, from the typed facts (never
+        the detail, where a column's name could match): the engine's message; for a
+        query invalid by definition the reference's reason; for a wrong value the
+        difference alone, which reviewed patterns such as `engine nan, expected -?\\d`
+        are written against; else nothing."""
+        facts = self.facts
+        return next((w for w in (facts.message, facts.invalid, facts.difference) if w is not None), "")
 
     @property
     def base(self) -> str:

@@ -174,14 +174,15 @@ class FindingMaker:
         path = self.directory / f"{sig.key}.yaml"
         line = {"kind": "finding", "key": sig.key, "signature": sig.text, "engine": engine.name,
                 "verdict": sig.verdict, "classification": "metamorphic", "case": index, "seed": seed,
-                "file": str(path.relative_to(self.directory.parent)), "detail": outcome.detail[:500]}
+                "file": str(path.relative_to(self.directory.parent)), "detail": outcome.detail[:500],
+                "facts": outcome.facts}
         if sig.key not in self.known:
             self.known.add(sig.key)
             self.found.add("metamorphic")
             record = {
                 "signature": sig.text, "key": sig.key, "engine": engine.name,
                 "verdict": sig.verdict, "classification": "metamorphic",
-                "relation": outcome.relation, "detail": outcome.detail,
+                "relation": outcome.relation, "detail": outcome.detail, "facts": outcome.facts,
                 "left_sql": outcome.left_sql, "right_sql": outcome.right_sql,
                 "right_canonical_sql": chk.right.sql,
                 "compared": {"key": chk.key, "columns": list(chk.columns)},

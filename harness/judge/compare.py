@@ -88,6 +88,10 @@ class Outcome:
     notes: tuple[str, ...] = ()
     # The column the shown difference is pinned on (see `_Diff`), else None.
     column: str | None = None
+    # The difference itself as shown, without the column's name or the row's
+    # context (`engine 0.0, expected nan`), else None: what a baseline entry's
+    # `error` pattern reads for a wrong value.
+    difference: str | None = None
 
 
 @dataclass(frozen=True)
@@ -97,12 +101,17 @@ class _Diff:
 
     text: str
     column: str | None = None
+    difference: str | None = None  # the text itself, unless context was added around it
+
+    @property
+    def bare(self) -> str:
+        return self.text if self.difference is None else self.difference
 
     def within(self, before: str, after: str = "") -> _Diff:
-        return _Diff(f"{before}{self.text}{after}", self.column)
+        return _Diff(f"{before}{self.text}{after}", self.column, self.bare)
 
     def outcome(self, verdict: Verdict = Verdict.MISMATCH, after: str = "") -> Outcome:
-        return Outcome(verdict, self.text + after, column=self.column)
+        return Outcome(verdict, self.text + after, column=self.column, difference=self.bare)
 
 
 # ---------------------------------------------------------------------------
@@ -123,7 +132,8 @@ class _Matcher:
             single = self.actual.single[c] or self.expected.single[c]
             if not cells_equal(av, ev, cell_tolerance(self.expected, c, e, single)):
                 name = self.actual.names[c]
-                return _Diff(f"column {name}: engine {av!r}, expected {ev!r}", name)
+                return _Diff(f"column {name}: engine {av!r}, expected {ev!r}", name,
+                             f"engine {av!r}, expected {ev!r}")
             note = zero_sign_note(av, ev)
             if note and note not in self.notes:
                 self.notes.append(note)

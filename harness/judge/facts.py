@@ -21,6 +21,11 @@ class Facts:
     # The output column the shown difference is pinned on: the first column in
     # select order that differs in the row the detail shows.
     column: str | None = None
+    # A wrong value's difference as shown, without the column's name or the row's
+    # context: `engine 0.0, expected nan` (the comparator), `left None, right ''`
+    # (a metamorphic relation). What a baseline entry's `error` pattern reads for
+    # a wrong value.
+    difference: str | None = None
     # The feature refused: a dialect's declared gap (`unsupported`), or a valid
     # construct the engine refused (`wrongly-rejected`).
     feature: str | None = None

@@ -26,6 +26,7 @@ from harness.core.errors import (
 )
 from harness.engines.base import Engine
 from harness.judge.cells import Rows, TypeClass, cells_equal, float_tolerance, hashable, rows_of
+from harness.judge.facts import Facts
 
 ID = "id"  # the unique row key every relation aligns rows on
 
@@ -79,6 +80,19 @@ class MetamorphicOutcome:
     right_sql: str
     differences: tuple[Difference, ...] = ()
     message: str = ""  # for ERROR: the failing side's own words (the detail shows them)
+
+    @property
+    def difference(self) -> str | None:
+        """The first difference alone, as the detail shows it (`left None, right ''`)."""
+        if not self.differences:
+            return None
+        d = self.differences[0]
+        return f"left {d.left!r}, right {d.right!r}"
+
+    @property
+    def facts(self) -> dict:
+        """The typed facts of the finding it makes (`harness.judge.facts.Facts`, as JSON)."""
+        return Facts(message=self.message or None, difference=self.difference).as_json()
 
 
 def check(chk: Check, engine: Engine) -> MetamorphicOutcome:

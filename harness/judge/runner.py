@@ -409,7 +409,7 @@ def _answer(p: _Prepared, profile: SemanticsProfile) -> object:
 
 
 def _fill(result: Result, outcome: Outcome) -> None:
-    result.said(outcome.verdict, outcome.detail, column=outcome.column)
+    result.said(outcome.verdict, outcome.detail, column=outcome.column, difference=outcome.difference)
     result.notes = outcome.notes
 
 
