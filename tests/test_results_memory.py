@@ -50,7 +50,7 @@ def no_read_back(monkeypatch, tmp_path: Path):
             raise AssertionError(f"{what} read back a results directory in the process that wrote it")
         return fail
 
-    for name in ("read_results", "read_run_dir", "read_campaign_dir", "read_saved", "load_run_dir"):
+    for name in ("read_results", "read_run_dir", "read_campaign_dir", "read_saved"):
         monkeypatch.setattr(reader, name, refuse(f"harness.results.read.{name}"))
     for method in ("read_text", "read_bytes"):
         original = getattr(Path, method)

@@ -96,6 +96,12 @@ def load_case(path: Path, case_id_: str | None = None) -> Case:
         raise InvalidCase(f"not valid YAML: {e}", where) from None
     except OSError as e:
         raise InvalidCase(f"cannot read: {e.strerror}", where) from None
+    return case_from_doc(doc, path, case_id_)
+
+
+def case_from_doc(doc: object, path: Path, case_id_: str | None = None) -> Case:
+    """Validate a case file's document, already read from `path`, into a Case."""
+    where = str(path)
     if not isinstance(doc, dict):
         raise InvalidCase("a case file must be a YAML mapping", where)
     unknown = set(doc) - _KNOWN_FIELDS

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
+from types import ModuleType
 
 import pyarrow as pa
 
@@ -75,6 +76,16 @@ class Engine(ABC):
     # The top-level module of the engine's Python library, which its pip extra
     # installs; None when the core install has it (the reference, SQLite).
     library: str | None = None
+
+    @classmethod
+    def import_library(cls) -> ModuleType:
+        """The engine's Python library (`library`), imported; EngineUnavailable naming
+        the pip extra that installs it (the base engine's name) when it is missing."""
+        assert cls.library is not None, f"{cls.name} declares no library"
+        try:
+            return importlib.import_module(cls.library)
+        except ImportError as e:
+            raise library_missing(cls.shares_code_with or cls.name, e) from e
 
     @classmethod
     def installed(cls) -> bool:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from harness.cases.case import Case
+from harness.cases.case import Case, case_from_doc
 from harness.cases.casefile import SavedCase
 from harness.core.errors import InvalidInput
 from harness.results.records import CampaignRecord, GateRecord, Record, RunRecord
@@ -42,7 +42,7 @@ def results_kind(path: Path) -> str:
 
 
 def read_run_dir(path: Path) -> RunRecord:
-    doc = load_run_dir(path)
+    doc = _json(path / RUN)
     files = {cid: c.get("file") for cid, c in doc.get("cases", {}).items()}
     saved = {line["file"]: read_saved(path / line["file"]) for line in doc.get("findings", [])
              if line.get("file")}
@@ -51,14 +51,6 @@ def read_run_dir(path: Path) -> RunRecord:
         file = files.get(case_id)
         return _case_or_none(Path(file)) if file else None
     return RunRecord(path, doc, saved, case)
-
-
-def load_run_dir(directory: Path) -> dict:
-    path = directory / RUN
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
-        raise InvalidInput(f"cannot read {path}: {e}", str(directory)) from None
 
 
 def read_campaign_dir(path: Path) -> CampaignRecord:
@@ -73,8 +65,14 @@ def read_campaign_dir(path: Path) -> CampaignRecord:
 
 
 def read_saved(path: Path) -> SavedCase:
-    """A case file under a results directory ({} and no case when it is missing or unreadable)."""
-    return SavedCase(_case_doc(path), _case_or_none(path))
+    """A case file under a results directory ({} and no case when it is missing or
+    unreadable), read and parsed once."""
+    doc = _case_doc(path)
+    try:
+        case = case_from_doc(doc, path) if doc else None
+    except InvalidInput:  # a file this harness cannot read as a case: shown as it is
+        case = None
+    return SavedCase(doc, case)
 
 
 def _json(path: Path) -> dict:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from harness.core.errors import EngineCrash, EngineError
-from harness.engines.base import Engine, library_missing
+from harness.engines.base import Engine
 from harness.engines.datafusion.dialect import DATAFUSION
 
 if TYPE_CHECKING:
@@ -18,13 +18,6 @@ if TYPE_CHECKING:
 _MAX_MESSAGE = 500
 _PREFIX = re.compile(r"^(DataFusion error: )+")
 
-
-def _load() -> Any:
-    try:
-        import datafusion
-    except ImportError as e:
-        raise library_missing("datafusion", e) from e
-    return datafusion
 
 
 def short_message(error: BaseException) -> str:
@@ -61,7 +54,7 @@ class DataFusionEngine(Engine):
 
     def __init__(self, config: Mapping[str, str] | None = None,
                  memory_pool_bytes: int | None = None) -> None:
-        self._datafusion = _load()
+        self._datafusion = self.import_library()
         self._config = dict(config or {})
         self._memory_pool_bytes = memory_pool_bytes
         self._ctx: datafusion.SessionContext | None = None

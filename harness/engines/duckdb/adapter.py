@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from harness.core.errors import EngineError
-from harness.engines.base import Engine, library_missing
+from harness.engines.base import Engine
 from harness.engines.duckdb.dialect import DUCKDB
 
 if TYPE_CHECKING:
@@ -16,13 +16,6 @@ if TYPE_CHECKING:
 
 _MAX_MESSAGE = 500
 
-
-def _load() -> Any:
-    try:
-        import duckdb
-    except ImportError as e:
-        raise library_missing("duckdb", e) from e
-    return duckdb
 
 
 def short_message(error: BaseException) -> str:
@@ -40,7 +33,7 @@ class DuckDBEngine(Engine):
     library = "duckdb"
 
     def __init__(self, config: Mapping[str, str] | None = None) -> None:
-        self._duckdb = _load()
+        self._duckdb = self.import_library()
         self._config = dict(config or {})
         self._con: duckdb.DuckDBPyConnection | None = None
         self._registered: dict[str, pa.Table] = {}

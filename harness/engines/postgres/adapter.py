@@ -39,7 +39,7 @@ import functools
 import os
 import secrets
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -53,7 +53,7 @@ from harness.core.errors import (
     Unsupported,
 )
 from harness.core.types import SqlType, TypeKind, from_arrow
-from harness.engines.base import Engine, library_missing, reload_tables
+from harness.engines.base import Engine, reload_tables
 from harness.engines.postgres.dialect import (
     NUL_DATA,
     OTHER_DATA,
@@ -96,13 +96,6 @@ _SCALARS: dict[str, pa.DataType | None] = {
 }
 
 
-def _load() -> Any:
-    try:
-        import psycopg
-    except ImportError as e:
-        raise library_missing("postgres", e) from e
-    return psycopg
-
 
 def short_message(error: BaseException) -> str:
     """'[SQLSTATE] primary message', without the DETAIL, HINT and LINE context."""
@@ -136,7 +129,7 @@ class PostgresEngine(Engine):
     library = "psycopg"
 
     def __init__(self, dsn: str | None = None, local: bool = False) -> None:
-        self._psycopg = _load()
+        self._psycopg = self.import_library()
         # None: this adapter's own local server (`local`), started on first use.
         self._dsn = dsn or (None if local else os.environ.get(ENV_DSN)) or None
         if self._dsn is None and not local:
