@@ -40,6 +40,7 @@ from random import Random
 from harness.campaign.batch_runner import CaseRun, run_batch
 from harness.campaign.batching import NotBatchable
 from harness.campaign.steer import CoverageSteer, case_cells, data_shapes
+from harness.core.lifeline import Parent, die_with
 from harness.engines.base import Engine
 from harness.findings.finding import FINDING_VERDICTS, FindingMaker, findings_of
 from harness.generate.cases import GeneratedCase
@@ -498,8 +499,9 @@ def _meta(config: CampaignConfig) -> dict:
 def _run_pool(config: CampaignConfig, store: CampaignStore, emit: Emit, deadline: float | None) -> None:
     ctx = mp.get_context("spawn")
     lines: mp.Queue = ctx.Queue()
+    parent = Parent.this()
     workers = [ctx.Process(target=_shard_main, args=(config, job, store.progress, store.findings_dir,
-                                                       lines, deadline), name=f"shard {job}")
+                                                       lines, deadline, parent), name=f"shard {job}")
                for job in range(config.jobs)]
     for w in workers:
         w.start()
@@ -524,7 +526,8 @@ def _run_pool(config: CampaignConfig, store: CampaignStore, emit: Emit, deadline
 
 
 def _shard_main(config: CampaignConfig, job: int, progress: Progress, findings_dir: Path,
-                lines: mp.Queue, deadline: float | None) -> None:
+                lines: mp.Queue, deadline: float | None, parent: Parent) -> None:
+    die_with(parent)  # a shard whose campaign was killed stops at once (its workers follow it)
     try:
         Shard(config, job, progress, findings_dir).run(lines.put, deadline)
     finally:

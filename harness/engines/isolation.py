@@ -25,6 +25,7 @@ import os
 from multiprocessing.connection import Connection
 from typing import Any
 
+from harness.core.lifeline import Parent, die_with
 from harness.engines.registry import canonical_name, engine_class, get_dialect, get_engine
 from harness.engines.worker import (
     DEFAULT_TIMEOUT,
@@ -54,13 +55,14 @@ class IsolatedEngine(WorkerEngine):
     def _spawn(self) -> tuple[Worker, Channel]:
         ctx = mp.get_context("spawn")  # never fork a process that holds a JVM or threads
         parent, child = ctx.Pipe()
-        process = ctx.Process(target=_serve, args=(child, self.name, self.options),
+        process = ctx.Process(target=_serve, args=(child, self.name, self.options, Parent.this()),
                               name=f"window-harness {self.name}", daemon=True)
         process.start()
         child.close()
         return process, parent
 
 
-def _serve(conn: Connection, name: str, options: dict) -> None:
+def _serve(conn: Connection, name: str, options: dict, parent: Parent) -> None:
     os.setsid()  # its own process group, killed whole on a timeout
+    die_with(parent, group=True)  # and when its parent dies
     serve(conn, lambda: get_engine(name, **options))

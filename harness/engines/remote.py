@@ -43,6 +43,7 @@ from typing import Any
 import pyarrow as pa
 
 from harness.core.errors import EngineCrash, EngineUnavailable, InvalidInput
+from harness.core.lifeline import Parent
 from harness.engines.worker import (
     DEFAULT_TIMEOUT,
     Channel,
@@ -74,7 +75,7 @@ class ProjectPackages:
         return importlib.machinery.PathFinder.find_spec(name, [ROOT]) if name in PACKAGES else None
 sys.meta_path.insert(0, ProjectPackages)
 from harness.engines.remote_child import child_main
-child_main(int(sys.argv[3]))
+child_main(int(sys.argv[3]), sys.argv[4])
 """
 
 
@@ -121,7 +122,8 @@ class RemoteEngine(WorkerEngine):
         with theirs:
             try:
                 popen = subprocess.Popen(
-                    [self.python, "-I", "-c", _BOOT, str(_ROOT), ",".join(_PACKAGES), str(theirs.fileno())],
+                    [self.python, "-I", "-c", _BOOT, str(_ROOT), ",".join(_PACKAGES), str(theirs.fileno()),
+                     Parent.this().as_arg()],
                     pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                     stderr=subprocess.STDOUT, start_new_session=True)
             except OSError as e:
