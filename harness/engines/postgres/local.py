@@ -8,7 +8,9 @@ It uses the server binaries of the machine's PostgreSQL (Debian's
 `postgresql` package: /usr/lib/postgresql/N/bin; or the directory
 `pg_config --bindir` names; or $WINDOW_HARNESS_PG_BIN). The cluster trusts
 local connections from its one user, fsync is off (nothing in it outlives
-the `with` block), and it is removed when the server stops.
+the `with` block), and it is removed when the server stops. A guardian
+process (`harness.core.lifeline.Guardian`) stops the server and removes it
+if this process is killed first.
 
 initdb and postgres refuse to run as root. As root, they run as the
 unprivileged `postgres` user that Debian's package creates (through
@@ -32,6 +34,7 @@ from pathlib import Path
 from types import TracebackType
 
 from harness.core.errors import EngineUnavailable
+from harness.core.lifeline import Guardian, remove_step, run_step
 from harness.engines.ports import free_loopback_port
 
 USER = "window_harness"
@@ -70,6 +73,7 @@ class LocalPostgres:
         self.port: int | None = None
         self._dir: Path | None = None
         self._bin: Path | None = None
+        self._guardian: Guardian | None = None
 
     @property
     def dsn(self) -> str:
@@ -98,6 +102,12 @@ class LocalPostgres:
         self._dir = Path(tempfile.mkdtemp(prefix="window-harness-pg-"))
         atexit.register(self.stop)
         try:
+            # Should this process be killed (kill -9 runs no atexit), the guardian
+            # stops the server and removes its directory.
+            self._guardian = Guardian([
+                run_step(self._command("pg_ctl", "-D", str(self._data), "-m", "immediate", "-w", "stop"),
+                         self.timeout),
+                remove_step(self._dir)])
             self._hand_over(self._dir)
             self._run("initdb", "-D", str(self._data), "-U", USER, "--auth=trust", "-E", "UTF8",
                       "--locale=C.UTF-8", "--no-sync")
@@ -121,6 +131,9 @@ class LocalPostgres:
                 self._run("pg_ctl", "-D", str(directory / "data"), "-m", "immediate", "-w", "stop")
         self.port = None
         shutil.rmtree(directory, ignore_errors=True)
+        guardian, self._guardian = self._guardian, None
+        if guardian is not None:
+            guardian.release()
 
     @property
     def _data(self) -> Path:
@@ -144,14 +157,17 @@ class LocalPostgres:
             raise EngineUnavailable("postgres", f"running as root, and there is no {SERVICE_USER!r} "
                                     "user to run PostgreSQL as (Debian's package creates it)") from None
 
-    def _run(self, program: str, *args: str) -> None:
+    def _command(self, program: str, *args: str) -> list[str]:
         assert self._bin is not None
         command = [str(self._bin / program), *args]
         if os.geteuid() == 0:
             command = ["runuser", "-u", SERVICE_USER, "--", *command]
+        return command
+
+    def _run(self, program: str, *args: str) -> None:
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=self.timeout,
-                                  cwd=self._dir or "/")
+            done = subprocess.run(self._command(program, *args), capture_output=True, text=True,
+                                  timeout=self.timeout, cwd=self._dir or "/")
         except (OSError, subprocess.TimeoutExpired) as e:
             raise EngineUnavailable("postgres", f"{program} failed: {e}") from None
         if done.returncode != 0:
