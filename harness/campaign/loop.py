@@ -45,6 +45,7 @@ from harness.engines.base import Engine
 from harness.findings.finding import FINDING_VERDICTS, FindingMaker, findings_of
 from harness.generate.cases import GeneratedCase
 from harness.judge.compare import Verdict
+from harness.judge.oracle import time_limit
 from harness.judge.runner import Result, rerun, run_case
 from harness.results.records import CampaignRecord
 from harness.results.store import CampaignStore, Progress
@@ -151,6 +152,11 @@ class Shard:
             g += self.config.jobs
 
     def run(self, emit: Emit, deadline: float | None) -> None:
+        # The reference is bounded as each engine query is (a reference timeout is a finding).
+        with time_limit(self.config.timeout_seconds):
+            self._run(emit, deadline)
+
+    def _run(self, emit: Emit, deadline: float | None) -> None:
         try:
             for engine in self.engines:
                 engine.start()

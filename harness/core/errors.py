@@ -74,5 +74,9 @@ class ReferenceGap(HarnessError):
     """The reference implementation cannot evaluate a query (a gap in the oracle)."""
 
 
+class ReferenceTimeout(ReferenceGap):
+    """The reference did not finish within the time limit (--timeout, as for engines)."""
+
+
 class EvaluationError(HarnessError):
     """A query that is invalid by definition (e.g. ntile(0)); engines should reject it too."""

@@ -32,6 +32,7 @@ from harness.gate.judge import (
     corpus_items,
     fuzz_items,
 )
+from harness.judge.oracle import time_limit
 from harness.judge.runner import Progress, RunResults, run_cases
 from harness.results.records import CampaignRecord, GateRecord, RunRecord
 
@@ -137,7 +138,13 @@ def prepare_out(out: Path) -> None:
 def run_gate(config: GateConfig, say: Say = lambda text: None, listener: Listener | None = None,
              progress: Progress | None = None) -> GateResult:
     """`say` gets the gate's messages, `progress` each corpus case as it starts,
-    `listener` the campaign's progress: the gate itself prints nothing."""
+    `listener` the campaign's progress: the gate itself prints nothing. Each
+    reference evaluation is bounded by the engines' timeout too."""
+    with time_limit(config.timeout_seconds):
+        return _run_gate(config, say, listener, progress)
+
+
+def _run_gate(config: GateConfig, say: Say, listener: Listener | None, progress: Progress | None) -> GateResult:
     from harness.campaign.loop import CampaignConfig, make_engines, run_campaign
     from harness.results.rundir import write_run_dir
 

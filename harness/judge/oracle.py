@@ -1,14 +1,27 @@
-"""The reference bound to one query and its tables: what the comparator asks."""
+"""The reference bound to one query and its tables: what the comparator asks.
+
+Each evaluation is bounded by the `time_limit` in force, as each engine
+query is by --timeout: the reference is pure Python in this process, so a
+SIGALRM stops it (Python runs the handler in the main thread, between
+bytecodes), and the evaluation raises ReferenceTimeout, which the runner
+reports as the reference's `timeout` verdict. Off the main thread, where no
+signal handler runs, evaluations are not bounded.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import signal
+import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from harness.core.errors import ReferenceTimeout
 from harness.core.model import Query
 from reference_impl import DEFAULT_PROFILE, Evaluation, PeerOrder, SemanticsProfile, evaluate
 
@@ -38,9 +51,10 @@ class Oracle:
 
     def evaluate(self, peer_order: PeerOrder | None = None) -> Evaluation:
         if peer_order is not None:
-            return evaluate(self.query, self.tables, profile=self.profile, peer_order=peer_order)
+            return _bounded(lambda: evaluate(self.query, self.tables, profile=self.profile,
+                                             peer_order=peer_order))
         if self._default is None:
-            self._default = evaluate(self.query, self.tables, profile=self.profile)
+            self._default = _bounded(lambda: evaluate(self.query, self.tables, profile=self.profile))
         return self._default
 
     def evaluate_permuted(self, perms: Permutations) -> Evaluation:
@@ -55,6 +69,47 @@ class Oracle:
             found = self.evaluate(by_call_index(perms))
             self._permuted.keep(perms, found)
         return found
+
+
+# -- the time limit ---------------------------------------------------------------
+
+_LIMIT: ContextVar[float | None] = ContextVar("reference_time_limit", default=None)
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """Bound each reference evaluation made inside to `seconds` (None: unbounded);
+    see the module docstring."""
+    token = _LIMIT.set(seconds)
+    try:
+        yield
+    finally:
+        _LIMIT.reset(token)
+
+
+def _bounded(run: Callable[[], Evaluation]) -> Evaluation:
+    seconds = _LIMIT.get()
+    if (seconds is None or threading.current_thread() is not threading.main_thread()
+            or signal.getitimer(signal.ITIMER_REAL)[0] > 0):  # an outer alarm governs
+        return run()
+    with _alarm(seconds):
+        return run()
+
+
+@contextlib.contextmanager
+def _alarm(seconds: float) -> Iterator[None]:
+    """ReferenceTimeout raised where the code inside is after `seconds`. One shot:
+    should it ring just as the code ends, nothing rings again later."""
+    def ring(signum: int, frame: object) -> None:
+        raise ReferenceTimeout(f"did not finish within {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def by_call_index(perms: Sequence[Sequence[int]]) -> PeerOrder:

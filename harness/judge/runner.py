@@ -23,6 +23,7 @@ from harness.core.errors import (
     EvaluationError,
     InvalidQuery,
     ReferenceGap,
+    ReferenceTimeout,
     Unsupported,
 )
 from harness.core.model import (
@@ -293,7 +294,8 @@ def _judge_reference(p: _Prepared) -> Result:
     result = Result(p.case.id, _REFERENCE, Verdict.MATCH)
     ref = p.under(p.profile)
     if ref.gap is not None:
-        _harness_failed(result, Verdict.ERROR, f"reference cannot evaluate: {ref.gap}")
+        verdict = Verdict.TIMEOUT if isinstance(ref.gap, ReferenceTimeout) else Verdict.ERROR
+        _harness_failed(result, verdict, f"reference cannot evaluate: {ref.gap}")
     elif ref.invalid is not None:
         expects_rows = p.case.expected is not None
         result.said(Verdict.MISMATCH if expects_rows else Verdict.MATCH,
@@ -377,7 +379,11 @@ def judge_answer(p: _Prepared, engine: Engine, result: Result, answer: pa.Table)
         _harness_failed(result, Verdict.INCONCLUSIVE, f"reference cannot evaluate: {ref.gap}")
     else:
         judgement = Judgement(p.plan, engine.dialect.semantics.null_ordering)
-        _fill(result, compare(answer, judgement, ref.oracle))
+        try:
+            _fill(result, compare(answer, judgement, ref.oracle))
+        except ReferenceTimeout as e:  # searching orders of tied rows evaluates it again and again
+            _harness_failed(result, Verdict.INCONCLUSIVE, f"reference cannot evaluate: {e}")
+            return result
         result.notes += _by_design_note(p, engine.dialect.semantics)
     return result
 

@@ -1,0 +1,87 @@
+"""--timeout bounds the reference too (harness/judge/oracle.py `time_limit`).
+
+The slow case is a correlated subquery over 2,000 rows: quadratic in the
+reference (seconds), whatever its window fast paths, and instant in DuckDB.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+import pytest
+
+from harness.campaign.loop import CampaignConfig, run_campaign
+from harness.cases.case import Case, load_cases
+from harness.cli.main import main
+from harness.engines.registry import get_engine
+from harness.judge.compare import Verdict
+from harness.judge.oracle import time_limit
+from harness.judge.runner import run_case
+
+ROWS = 2000
+LIMIT = 0.2  # seconds: a small share of what the slow case needs
+
+
+def write_slow_case(path: Path) -> Path:
+    values = [(i * 7919) % 1000 for i in range(ROWS)]
+    rows = "\n".join(f"      - [{i}, {v}]" for i, v in enumerate(values))
+    expected = "\n".join(f"    - [{i}, {sum(u <= v for u in values)}]" for i, v in enumerate(values))
+    path.write_text(f"""\
+description: a correlated subquery over {ROWS} rows, quadratic in the reference
+tables:
+  t:
+    columns:
+      id: bigint
+      v: integer
+    rows:
+{rows}
+sql: |
+  SELECT id, (SELECT count(*) FROM t AS u WHERE u.v <= t.v) AS x FROM t ORDER BY id
+expected:
+  columns: [id, x]
+  rows:
+{expected}
+""")
+    return path
+
+
+@pytest.fixture(scope="module")
+def slow_case(tmp_path_factory: pytest.TempPathFactory) -> Case:
+    (case,), errors = load_cases([write_slow_case(tmp_path_factory.mktemp("slow") / "slow.yaml")])
+    assert errors == []
+    return case
+
+
+def test_a_reference_past_the_time_limit_is_a_timeout_and_engines_are_inconclusive(slow_case: Case) -> None:
+    before = signal.getsignal(signal.SIGALRM)
+    with time_limit(LIMIT):
+        reference, duckdb = run_case(slow_case, [get_engine("reference"), get_engine("duckdb")])
+    assert reference.verdict is Verdict.TIMEOUT
+    assert reference.detail == f"reference cannot evaluate: did not finish within {LIMIT:g} s"
+    assert duckdb.verdict is Verdict.INCONCLUSIVE
+    assert "did not finish" in duckdb.detail
+    # Nothing is left armed: the handler is restored and no alarm is pending.
+    assert signal.getsignal(signal.SIGALRM) is before
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_the_gate_bounds_the_reference_by_its_timeout(tmp_path: Path) -> None:
+    case = write_slow_case(tmp_path / "slow.yaml")
+    out = tmp_path / "gate"
+    code = main(["gate", "--engines", "reference,duckdb", "--corpus", str(case), "--budget-seconds", "0",
+                 "--timeout", str(LIMIT), "--out", str(out)])
+    assert code == 1
+    failures = json.loads((out / "gate.json").read_text())["failures"]
+    assert {(f["engine"], f["verdict"]) for f in failures} == {("reference", "timeout"),
+                                                              ("duckdb", "inconclusive")}
+
+
+def test_a_campaign_bounds_the_reference_by_its_timeout(tmp_path: Path) -> None:
+    # A budget no evaluation fits in; engines in this process, so only the reference is bounded.
+    config = CampaignConfig(seed=3, engines=("reference", "sqlite"), out=tmp_path / "c", cases=2,
+                            timeout_seconds=1e-4, isolate=False, reduce=False)
+    run_campaign(config)
+    lines = [json.loads(line) for line in (tmp_path / "c" / "cases.jsonl").read_text().splitlines()]
+    assert [line["verdicts"]["reference"] for line in lines] == ["timeout", "timeout"]
