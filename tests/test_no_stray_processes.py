@@ -218,7 +218,6 @@ def test_a_local_postgres_server_does_not_outlive_a_killed_command(tmp_path: Pat
 
 
 @pytest.mark.spark
-@pytest.mark.slow
 def test_a_killed_gate_takes_sparks_jvm_along(tmp_path: Path, started: list[int]) -> None:
     main = start([*HARNESS, "gate", "--engines", "reference,spark", "--budget-seconds", "600",
                   "--out", str(tmp_path / "gate")], tmp_path)
@@ -229,5 +228,22 @@ def test_a_killed_gate_takes_sparks_jvm_along(tmp_path: Path, started: list[int]
         return every if any("java" in command_line(p).split(" ")[0] for p in every) else []
 
     started += wait_for("Spark's JVM", jvm)
+    kill(main, signal.SIGKILL)
+    assert survivors(started) == []
+
+
+@pytest.mark.spark
+@pytest.mark.slow  # a Connect server takes 15 s or more to start
+def test_a_local_connect_server_does_not_outlive_a_killed_parent(tmp_path: Path, started: list[int]) -> None:
+    main = subprocess.Popen([sys.executable, "-m", "harness.engines.spark.connect", "local[1]"], cwd=REPO,
+                            env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    started.append(main.pid)
+    assert main.stdout is not None
+    url = main.stdout.readline().decode()
+    assert url.startswith("sc://"), f"the server did not start (exit {main.poll()})"
+    server = descendants(main.pid)  # the JVM, leading a session of its own
+    assert any("java" in command_line(p).split(" ")[0] for p in server)
+    started += server
     kill(main, signal.SIGKILL)
     assert survivors(started) == []

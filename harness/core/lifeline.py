@@ -115,7 +115,10 @@ for kind, *args in json.loads(sys.argv[1]):
         except (OSError, subprocess.SubprocessError):
             pass
     elif kind == "remove":
-        shutil.rmtree(args[0], ignore_errors=True)
+        if os.path.isdir(args[0]):
+            shutil.rmtree(args[0], ignore_errors=True)
+        elif os.path.lexists(args[0]):
+            os.remove(args[0])
     elif kind == "kill-group":
         group, grace = args
         for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -141,7 +144,7 @@ def run_step(command: Sequence[str], timeout: float) -> Step:
 
 
 def remove_step(path: str | os.PathLike[str]) -> Step:
-    """A guardian's step: remove the directory `path` and all it holds."""
+    """A guardian's step: remove the file `path`, or the directory and all it holds."""
     return ("remove", os.fspath(path))
 
 

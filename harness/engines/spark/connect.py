@@ -12,7 +12,8 @@ Two halves:
 - `LocalConnectServer`: a throwaway Connect server on a free loopback port, in
   its own process group, for the tests and for local runs of `--spark-remote`
   (`python -m harness.engines.spark.connect [MASTER]` prints its URL and
-  keeps it up until Ctrl-C).
+  keeps it up until Ctrl-C). A guardian process (`harness.core.lifeline`)
+  ends the server should the process that started it be killed.
 
 Each Connect session is a server-side session of its own (own SQL conf, own
 temp views), so a profile's config needs no `newSession()`, which Connect
@@ -39,6 +40,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from harness.core.errors import EngineUnavailable
+from harness.core.lifeline import Guardian, kill_group_step, remove_step
 from harness.engines.base import library_missing
 from harness.engines.ports import free_loopback_port
 from harness.engines.spark.jvm import LAUNCH_CONF, log4j_file, require_java, short_message
@@ -51,6 +53,7 @@ if TYPE_CHECKING:
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 START_TIMEOUT = 120.0
 _STOP_GRACE = 10.0
+_GUARDIAN_GRACE = 5.0  # the server's SIGTERM grace when its parent was killed
 _LOG_TAIL = 3
 _STACK_FRAME = re.compile(r"at |\.\.\. \d+ more|Caused by: ")
 
@@ -151,6 +154,7 @@ class LocalConnectServer:
         self._token = secrets.token_hex(16)
         self._process: subprocess.Popen[bytes] | None = None
         self._log: Path | None = None
+        self._guardian: Guardian | None = None
 
     @property
     def url(self) -> str:
@@ -179,6 +183,10 @@ class LocalConnectServer:
                 self._command(), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                 env=self._environment(), start_new_session=True)
         atexit.register(self.stop)
+        # Its own session, so a signal to ours does not reach it: should this
+        # process be killed (kill -9 runs no atexit), the guardian ends it.
+        self._guardian = Guardian([kill_group_step(self._process.pid, _GUARDIAN_GRACE),
+                                   remove_step(self._log)])
         try:
             self._await_port()
         except EngineUnavailable:
@@ -194,6 +202,9 @@ class LocalConnectServer:
         if self._log is not None:
             self._log.unlink(missing_ok=True)
             self._log = None
+        guardian, self._guardian = self._guardian, None
+        if guardian is not None:
+            guardian.release()
 
     def _command(self) -> list[str]:
         from pyspark.find_spark_home import _find_spark_home
