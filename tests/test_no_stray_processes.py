@@ -247,3 +247,42 @@ def test_a_local_connect_server_does_not_outlive_a_killed_parent(tmp_path: Path,
     started += server
     kill(main, signal.SIGKILL)
     assert survivors(started) == []
+
+
+# -- the lifeline itself -----------------------------------------------------------------
+
+# The parent starts its child from a thread that ends at once. The kernel's
+# parent-death signal fires when the *thread* that started a child exits, so
+# it must not be set for this child (it would die now); the watchdog thread
+# still ends it once the parent itself dies.
+_THREADED_PARENT = """\
+import os, subprocess, sys, threading, time
+from harness.core.lifeline import Parent
+CHILD = ("import sys, time; from harness.core.lifeline import Parent, die_with; "
+         "die_with(Parent.from_arg(sys.argv[1])); print('guarded', flush=True); time.sleep(3600)")
+children = []
+def start():  # it ends once the child's guard is up
+    child = subprocess.Popen([sys.executable, "-c", CHILD, Parent.this().as_arg()], stdout=subprocess.PIPE)
+    assert child.stdout.readline() == b"guarded\\n"
+    children.append(child)
+thread = threading.Thread(target=start)
+thread.start()
+thread.join()
+child = children[0]
+time.sleep(0.5)
+print(child.pid, child.poll(), flush=True)
+time.sleep(3600)
+"""
+
+
+def test_a_child_started_from_a_passing_thread_lives_until_its_parent_dies(started: list[int]) -> None:
+    main = subprocess.Popen([sys.executable, "-c", _THREADED_PARENT], cwd=REPO,
+                            env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE,
+                            start_new_session=True)
+    started.append(main.pid)
+    assert main.stdout is not None
+    child, returncode = main.stdout.readline().split()
+    started.append(int(child))
+    assert returncode == b"None"  # alive after the thread that started it ended
+    kill(main, signal.SIGKILL)
+    assert survivors(started) == []

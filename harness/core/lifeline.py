@@ -23,7 +23,6 @@ on (writing findings nobody reads, then waiting forever on a dead pipe).
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import signal
@@ -78,7 +77,10 @@ def die_with(parent: Parent, group: bool = False) -> None:
 def _kernel_death_signal() -> None:
     if not sys.platform.startswith("linux"):
         return
-    with contextlib.suppress(OSError, AttributeError):
+    # Lazily: a Python built without ctypes (another environment's) keeps the watchdog.
+    with contextlib.suppress(ImportError, OSError, AttributeError):
+        import ctypes
+
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
