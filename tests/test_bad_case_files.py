@@ -182,3 +182,11 @@ def test_a_dumped_case_reads_back_the_same(tmp_path):
     again = load_case(_case(tmp_path, "again.yaml", dump_case(case)))
     assert again.tables["t"].equals(case.tables["t"])
     assert yaml.safe_load(dump_case(case))["tables"]["t"]["rows"][0][2].isoformat() == "2024-02-29"
+
+
+def test_a_damaged_finding_file_is_shown_as_unreadable_not_a_traceback(tmp_path):
+    # The report reads a campaign's finding files: a binary one is a file it cannot read.
+    from harness.results.read import read_saved
+
+    saved = read_saved(_case(tmp_path, "finding.yaml", b"\xff\xfe\x00\x01"))
+    assert saved.doc == {} and saved.case is None
