@@ -8,13 +8,14 @@ than Python reads) is refused with its path and line.
 
 Fast: libyaml's parser (when PyYAML has it) hands out events, and the values
 are built straight from them, without the node graph and the per-scalar
-resolver PyYAML's loader goes through: a 60 MB case is a few seconds, not
-minutes, and a few times its size in memory, not seventy. Every scalar gets
-the tag and value PyYAML's safe loader gives it (the resolver's own rules,
-with shortcuts for the shapes a case's rows hold: integers, decimals, dates;
-tests/test_yamldoc.py holds the two to each other). What the fast path does
-not build itself (an explicit tag, a merge key `<<`, an anchor given twice)
-is handed to PyYAML's safe loader, with the same duplicate-key check.
+resolver PyYAML's loader goes through (a 60 MB case: a sixth of the CPU time,
+a twelfth of the memory; bench/load_speed.py). Every scalar gets the tag and
+value PyYAML's safe loader gives it (the resolver's own rules, with shortcuts
+for the shapes a case's rows hold: integers, decimals, dates;
+tests/test_loader_properties.py holds the two to each other). What the fast
+path does not build itself (a tag other than YAML's core scalar ones, a merge
+key `<<`, an anchor given twice) is handed to PyYAML's safe loader, with the
+same duplicate-key check.
 
 `only` reads just some keys of the top mapping: the others are there, their
 values left unbuilt (SKIPPED): listing the corpus needs each case's
