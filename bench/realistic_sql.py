@@ -96,11 +96,11 @@ def load_queries(fixtures: Path = FIXTURES) -> list[RealisticQuery]:
 
 def load_tables(fixtures: Path = FIXTURES):
     """(schemas, arrow tables) of tables.yaml, read by the case loader."""
-    from harness.cases.case import _load_tables
+    from harness.cases.tables import load_tables as load
 
     path = fixtures / "tables.yaml"
     doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    return _load_tables(doc["tables"], str(path))
+    return load(doc["tables"], str(path))
 
 
 def parse_message(error: Exception) -> str:

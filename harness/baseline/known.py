@@ -26,12 +26,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from harness.cases.case import Case
 from harness.cases.features import FEATURES, ExprFeatures, expression_features
+from harness.cases.yamldoc import read_yaml
 from harness.core.errors import InvalidInput
 from harness.judge.compare import Verdict
 from harness.judge.facts import NO_FACTS, Facts
@@ -262,9 +262,10 @@ class Baseline:
 def load_baseline(path: Path = DEFAULT_PATH) -> Baseline:
     """The reviewed entries of `path`. Errors name the file, the entry and the field."""
     try:
-        doc = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as e:
-        raise InvalidInput(f"cannot read the baseline: {e}", str(path)) from None
+        doc = read_yaml(Path(path)) or {}
+    except InvalidInput as e:
+        raise InvalidInput(f"cannot read the baseline: {str(e).removeprefix(f'{e.where}: ')}",
+                           e.where) from None
     raw_entries = doc.get("entries", []) if isinstance(doc, dict) else None
     if not isinstance(raw_entries, list):
         raise InvalidInput("must be a mapping with a list under 'entries'", str(path))
@@ -286,7 +287,7 @@ def _entry(raw: object, where: str) -> Entry:
         raise InvalidInput("must be a mapping", where)
     unknown = set(raw) - _ENTRY_FIELDS
     if unknown:
-        raise InvalidInput(f"unknown field(s) {sorted(unknown)} (known: {sorted(_ENTRY_FIELDS)})", where)
+        raise InvalidInput(f"unknown field(s) {sorted(unknown, key=str)} (known: {sorted(_ENTRY_FIELDS)})", where)
     for key in ("id", "engine", "kind", "reason"):
         if not isinstance(raw.get(key), str) or not raw[key].strip():
             raise InvalidInput("missing, or not a non-empty string", f"{where}.{key}")
@@ -332,7 +333,7 @@ def _matcher(raw: object, where: str) -> Matcher:
                            "error)", where)
     unknown = set(raw) - _MATCH_FIELDS
     if unknown:
-        raise InvalidInput(f"unknown field(s) {sorted(unknown)} (known: {sorted(_MATCH_FIELDS)})", where)
+        raise InvalidInput(f"unknown field(s) {sorted(unknown, key=str)} (known: {sorted(_MATCH_FIELDS)})", where)
     values = {name: _strings(raw.get(name), f"{where}.{name}") for name in _MATCH_FIELDS - {"error"}}
     if not values["verdict"]:
         raise InvalidInput("missing: the verdict class(es) the entry explains", f"{where}.verdict")

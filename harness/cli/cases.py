@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.cli.exit_codes import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_PASS
-from harness.cli.options import FORMAT, parent, read_cases
+from harness.cli.exit_codes import EXIT_FAIL, EXIT_PASS
+from harness.cli.options import FORMAT, exit_for_invalid, parent, read_cases
 
 CORPUS = Path(__file__).resolve().parents[2] / "cases"
 
@@ -30,17 +30,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def cmd_cases(args: argparse.Namespace) -> int:
     import json
 
+    from harness.cases.case import list_cases, load_cases
     from harness.cases.coverage import coverage, format_table, to_json
 
-    cases = read_cases(args.paths)
-    if cases is None:
-        return EXIT_BAD_INPUT
+    # The listing shows ids and descriptions: it reads nothing else of a case file.
+    cases, invalid = read_cases(args.paths, load_cases if args.coverage else list_cases)
     if not args.coverage:
         if args.format == "json":
             print(json.dumps([{"id": c.id, "description": c.description} for c in cases], indent=2))
-        else:
+        elif cases:
             print("\n".join(f"{c.id}  {c.description}" for c in cases))
-        return EXIT_PASS
+        return exit_for_invalid(EXIT_PASS, invalid)
     counts = coverage(cases)
     print(to_json(counts) if args.format == "json" else format_table(counts), end="")
-    return EXIT_FAIL if any(c.status == "empty" for c in counts) else EXIT_PASS
+    return exit_for_invalid(EXIT_FAIL if any(c.status == "empty" for c in counts) else EXIT_PASS, invalid)

@@ -16,6 +16,7 @@ from harness.cli.options import (
     REPORT,
     engine_list,
     engine_options,
+    exit_for_invalid,
     parent,
     read_cases,
 )
@@ -90,9 +91,9 @@ def cmd_gate(args: argparse.Namespace) -> int:
     options = engine_options(args, names)
     baseline = load_baseline(args.baseline or DEFAULT_PATH)
     paths = args.corpus or [CORPUS]
-    cases = read_cases(paths)
-    if cases is None:
-        return EXIT_BAD_INPUT
+    cases, invalid = read_cases(paths)
+    if not cases:
+        return exit_for_invalid(EXIT_BAD_INPUT, invalid)
     config = GateConfig(
         engines=tuple(names), cases=tuple(cases), baseline=baseline, out=args.out, seed=args.seed,
         budget_seconds=args.budget_seconds, budget_cases=args.budget_cases,
@@ -124,7 +125,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
             print(f"junit: {args.junit}")
     if args.report:
         write_report([result.record()], args)
-    return result.exit_code
+    return exit_for_invalid(result.exit_code, invalid)
 
 
 def _corpus_log(done: int, total: int) -> str:

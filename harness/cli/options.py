@@ -19,14 +19,11 @@ import argparse
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from harness.cli.exit_codes import EXIT_BAD_INPUT
 from harness.core.errors import InvalidInput
-
-if TYPE_CHECKING:
-    from harness.cases.case import Case
 
 
 def parent() -> argparse.ArgumentParser:
@@ -237,16 +234,26 @@ FORMAT = _format()
 REPORT = _report()
 
 
-def read_cases(paths: Sequence[str | Path]) -> list[Case] | None:
-    """The cases of the PATH arguments; None, each invalid file reported on stderr,
-    when any is invalid (the command exits 2). No case at all is bad input too."""
+def read_cases(paths: Sequence[str | Path], read: Callable | None = None) -> tuple[list, int]:
+    """The cases of the PATH arguments (read by `read`: `load_cases` unless given), and
+    how many files are invalid: each is reported on stderr, and the command goes on
+    with the others and ends with `exit_for_invalid` (exit 2). No case file at all is
+    bad input."""
     from harness.cases.case import load_cases
 
-    cases, errors = load_cases(paths)
-    if errors:
-        for e in errors:
-            print(f"window-harness: invalid case: {e}", file=sys.stderr)
-        return None
-    if not cases:
+    cases, errors = (read or load_cases)(paths)
+    for e in errors:
+        print(f"window-harness: invalid case: {e}", file=sys.stderr)
+    if not cases and not errors:
         raise InvalidInput("no case files found", " ".join(map(str, paths)))
-    return cases
+    return cases, len(errors)
+
+
+def exit_for_invalid(code: int, invalid: int) -> int:
+    """The command's exit code after `read_cases`: 2 when some case file was invalid
+    (said again last, so it is not lost above the command's own output)."""
+    if not invalid:
+        return code
+    print(f"window-harness: {invalid} invalid case file(s) left out, reported above",
+          file=sys.stderr)
+    return EXIT_BAD_INPUT

@@ -13,6 +13,7 @@ from harness.cli.options import (
     REPORT,
     engine_list,
     engine_options,
+    exit_for_invalid,
     parent,
     read_cases,
 )
@@ -50,9 +51,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     names = engine_list(args.engines)
     options = engine_options(args, names)
     engines = [get_engine(n, **options.get(n, {})) for n in names]  # unknown names fail before any work
-    cases = read_cases(args.paths)
-    if cases is None:
-        return EXIT_BAD_INPUT
+    cases, invalid = read_cases(args.paths)
+    if not cases:
+        return exit_for_invalid(EXIT_BAD_INPUT, invalid)
     out = _run_out(args)
     check_report_option(args)
     started = time.time()
@@ -83,7 +84,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 print(f"results: {out}")
         if args.report:
             write_report([record], args)
-    return EXIT_PASS if run.passed else EXIT_FAIL
+    return exit_for_invalid(EXIT_PASS if run.passed else EXIT_FAIL, invalid)
 
 
 def _run_out(args: argparse.Namespace) -> str | None:

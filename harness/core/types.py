@@ -6,6 +6,7 @@ spells them in its own way (see `harness/engines/*/dialect.py`).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import Enum
 
@@ -34,6 +35,11 @@ class TypeKind(Enum):
     LIST = "list"  # array_agg's result: a list of `element`
 
 
+# The widest DECIMAL every engine holds (and Arrow's decimal128).
+MAX_DECIMAL_PRECISION = 38
+# HUGEINT travels as decimal128(38, 0): |x| < 10^38, narrower than 128 bits.
+MAX_HUGEINT = 10**MAX_DECIMAL_PRECISION - 1
+
 INTEGER_KINDS = (TypeKind.INT8, TypeKind.INT16, TypeKind.INT32, TypeKind.INT64, TypeKind.INT128)
 FLOAT_KINDS = (TypeKind.FLOAT32, TypeKind.FLOAT64)
 
@@ -51,7 +57,7 @@ class SqlType:
         if self.kind is TypeKind.DECIMAL:
             if self.precision is None or self.scale is None:
                 raise InvalidInput("DECIMAL needs a precision and a scale")
-            if not (1 <= self.precision <= 38 and 0 <= self.scale <= self.precision):
+            if not (1 <= self.precision <= MAX_DECIMAL_PRECISION and 0 <= self.scale <= self.precision):
                 raise InvalidInput(f"invalid DECIMAL({self.precision},{self.scale})")
         elif self.precision is not None or self.scale is not None:
             raise InvalidInput(f"{self.kind.value} takes no precision or scale")
@@ -135,15 +141,22 @@ def canonical_type_name(t: SqlType) -> str:
     return _CANONICAL_NAMES[t.kind]
 
 
+# Leading zeros allowed; more digits than that is no precision any engine has.
+_DECIMAL = re.compile(r"(?:decimal|numeric) ?\( ?0*([0-9]{1,4}) ?, ?0*([0-9]{1,4}) ?\)")
+
+
 def parse_type_name(text: str, where: str | None = None) -> SqlType:
     """Read a type name such as 'bigint', 'DOUBLE PRECISION' or 'decimal(10,2)'."""
     name = " ".join(text.strip().lower().split())
     if name.startswith(("decimal", "numeric")):
-        inner = name[name.find("(") + 1 : name.rfind(")")] if "(" in name else ""
-        parts = [p.strip() for p in inner.split(",")] if inner else []
-        if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        parts = _DECIMAL.fullmatch(name)
+        if parts is None:
             raise InvalidInput(f"DECIMAL needs (precision, scale), got {text!r}", where)
-        return decimal(int(parts[0]), int(parts[1]))
+        precision, scale = int(parts[1]), int(parts[2])
+        if not (1 <= precision <= MAX_DECIMAL_PRECISION and scale <= precision):
+            raise InvalidInput(f"{text!r}: DECIMAL's precision is 1 to {MAX_DECIMAL_PRECISION} (the "
+                               "engines' most) and its scale 0 to the precision", where)
+        return decimal(precision, scale)
     if name not in _ALIASES:
         known = ", ".join(sorted({canonical_type_name(t).lower() for t in _ALIASES.values()}))
         raise InvalidInput(f"unknown type {text!r} (known: {known}, decimal(p,s))", where)

@@ -12,10 +12,9 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import yaml
-
 from harness.cases.case import Case, case_from_doc
 from harness.cases.casefile import SavedCase
+from harness.cases.yamldoc import read_yaml
 from harness.core.errors import InvalidInput
 from harness.results.records import CampaignRecord, GateRecord, Record, RunRecord
 from harness.results.rundir import RUN
@@ -85,9 +84,9 @@ def _json(path: Path) -> dict:
 def _case_doc(path: Path | None) -> dict:
     if path is None or not path.exists():
         return {}
-    try:  # libyaml's loader when PyYAML has it: a finding file can hold thousands of rows
-        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (OSError, yaml.YAMLError):
+    try:  # the case reader: a finding file can hold thousands of rows, or be damaged
+        doc = read_yaml(path)
+    except InvalidInput:
         return {}
     return doc if isinstance(doc, dict) else {}
 
