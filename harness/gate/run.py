@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from harness.baseline.known import Baseline, Entry, derived_entries, stale
 from harness.cases.case import Case
-from harness.core.errors import InvalidInput
+from harness.core.errors import CannotWrite, InvalidInput
 from harness.gate.judge import (
     ABDifference,
     Explainer,
@@ -155,6 +155,8 @@ def run_gate(config: GateConfig, say: Say = lambda text: None, listener: Listene
     lock = claim_out(config.out)
     try:
         return _run_gate(config, say, listener, progress, t0, started)
+    except OSError as e:  # the engines' errors are the harness's own by now: this is a file's
+        raise CannotWrite(f"cannot write: {e.strerror}", str(e.filename or config.out)) from None
     finally:
         lock.release()
 

@@ -66,8 +66,9 @@ def lock_directory(directory: Path, command: str, option: str = "--out") -> Dire
     except BlockingIOError:
         holder = os.pread(fd, 300, 0).decode("utf-8", "replace").strip() or "another process"
         os.close(fd)
-        raise DirectoryInUse(f"{directory} is in use by another window-harness command ({holder}); "
-                             f"wait for it to end, or choose another {option}", option) from None
+        raise DirectoryInUse(f"{directory} is in use by another window-harness command ({holder}) "
+                             f"or a process it started; wait for it to end, or choose another {option}",
+                             option) from None
     with contextlib.suppress(OSError):  # who holds it, for the message above; only a courtesy
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{command}, pid {os.getpid()}, since {time.strftime('%Y-%m-%d %H:%M:%S')}\n"
