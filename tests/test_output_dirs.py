@@ -277,7 +277,8 @@ def test_a_reduction_cut_short_by_kill_9_is_redone_on_resume(tmp_path, capsys):
     assert len(occurrences) == sum(f["count"] for f in expected)  # the killed case's, once
 
 
-def test_a_disk_that_fills_up_stops_the_campaign_with_no_harness_bug(tmp_path):
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_disk_that_fills_up_stops_the_campaign_with_no_harness_bug(tmp_path, jobs):
     """A real write failure: the OS's file-size limit (RLIMIT_FSIZE) stands in for a
     full disk, so writes past it fail with EFBIG as they would with ENOSPC."""
     import resource
@@ -288,7 +289,8 @@ def test_a_disk_that_fills_up_stops_the_campaign_with_no_harness_bug(tmp_path):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # fail the write instead of killing the process
         resource.setrlimit(resource.RLIMIT_FSIZE, (40_000, 40_000))
 
-    fuzz = ["fuzz", "--engines", ENGINES, "--seed", "5", "--cases", "200", "--no-reduce", "--out", str(out)]
+    fuzz = ["fuzz", "--engines", ENGINES, "--seed", "5", "--cases", "200", "--no-reduce", "--jobs", jobs,
+            "--out", str(out)]
     full = _harness(*fuzz, preexec_fn=limited)
     err = full.communicate()[1].decode()
     assert full.returncode == 2, err[-3000:]

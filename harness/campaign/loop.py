@@ -563,6 +563,10 @@ def _run_pool(config: CampaignConfig, store: CampaignStore, emit: Emit, deadline
                 running -= 1
             else:
                 emit(line)
+    except CannotWrite:  # the campaign stops: the shards' work could not be recorded anyway
+        for w in workers:
+            w.terminate()
+        raise
     finally:
         for w in workers:
             w.join(30)
