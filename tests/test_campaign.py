@@ -135,7 +135,9 @@ def test_a_signature_met_again_is_counted_not_saved_again(tmp_path):
             "verdict": "mismatch", "classification": "engine-vs-all-others", "case": 3,
             "file": "findings/k1.yaml"}
     assert store.record_finding(line) is True
+    store.record_case({"index": 3, "seed": "1/3", "verdicts": {"duckdb": "mismatch"}})
     assert store.record_finding({**line, "case": 9}) is False
+    store.record_case({"index": 9, "seed": "1/9", "verdicts": {"duckdb": "mismatch"}})
     store.close()
     resumed = CampaignStore(tmp_path / "c", {"seed": 1, "engines": ["duckdb"]}, resume=True)
     tally = resumed.progress.findings["k1"]

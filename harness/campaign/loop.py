@@ -19,12 +19,20 @@ the steering choices (`picks`), all stored per case. Each group:
    alone, and a finding is re-run `reruns` times: verdicts that change
    between identical runs make it `nondeterministic`;
 4. sometimes also gets a metamorphic check on each engine (no reference);
-5. is recorded (one line per case, flushed); each finding is signed,
-   classified by the majority view, and the first case of a new signature is
-   saved as a case file and reduced.
+5. is recorded: each finding is signed, classified by the majority view,
+   and the first case of a new signature is saved as a case file and
+   reduced; then the case's own line (flushed) says it is done. A kill
+   before that line loses nothing: `--resume` drops what the case had
+   written and runs it again (`harness.results.store`).
 
 With `jobs` > 1 the groups are dealt round-robin to shard processes, each
-with its own engines; the parent alone writes the campaign's files.
+with its own engines; the parent alone writes the campaign's files (the
+shards their findings' case files, under the parent's lock on the directory).
+
+Steering makes a group's query depend on the groups before it in its shard
+(the coverage they gave). A resumed shard steers from what its own earlier
+groups' shapes gave, as it did before it stopped, so with the same `jobs`
+every case of a resumed campaign is the one an uninterrupted run draws.
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ from random import Random
 from harness.campaign.batch_runner import CaseRun, run_batch
 from harness.campaign.batching import NotBatchable
 from harness.campaign.steer import CoverageSteer, case_cells, data_shapes
+from harness.core.errors import CannotWrite
 from harness.core.lifeline import Parent, die_with
 from harness.engines.base import Engine
 from harness.findings.finding import FINDING_VERDICTS, FindingMaker, findings_of
@@ -133,8 +142,13 @@ class Shard:
         self.done = set(progress.done)
         self.shape_picks = dict(progress.shape_picks)
         self.steer = CoverageSteer() if config.steer else None
+        self.steered: set[int] = set()  # the groups (by first index) the steering has counted
         if self.steer is not None:
-            self.steer.record(progress.cells.elements())
+            size = max(1, config.batch_size)
+            for first, (cells, shapes) in sorted(progress.shape_cells.items()):
+                if (first // size) % config.jobs == job:  # this shard's own earlier groups
+                    self.steer.record(cells, shapes)
+                    self.steered.add(first)
         self.engines = engines if engines is not None else make_engines(config)
         self.maker = FindingMaker(config, self.engines, findings_dir, set(progress.findings))
 
@@ -170,7 +184,8 @@ class Shard:
                 engine.close()
 
     def run_group(self, indices: list[int], emit: Emit) -> None:
-        """One group; a harness bug (an exception) is recorded as a finding, not fatal."""
+        """One group; a harness bug (an exception) is recorded as a finding, not
+        fatal. A results file that cannot be written (a full disk) stops the campaign."""
         try:
             generated = self._generate(indices)
         except Exception as e:  # noqa: BLE001 (a long campaign must outlive one bad case)
@@ -187,8 +202,11 @@ class Shard:
 
             try:
                 self._record_case(index, generated[index], runs.get(index), tracking)
+            except CannotWrite:
+                raise  # the disk's fault, not the case's: no finding
             except Exception as e:  # noqa: BLE001 (a long campaign must outlive one bad case)
-                self._harness_error(index, e, emit, recorded="case" in recorded)
+                self._harness_error(index, e, emit, recorded="case" in recorded,
+                                    drawn=self._drawn(index, generated[index][0]))
 
     def judge(self, generated: dict[int, tuple[GeneratedCase, float]], indices: list[int],
               complete: bool = False, flag: bool = True) -> dict[int, CaseRun]:
@@ -228,15 +246,29 @@ class Shard:
                 t0 = time.perf_counter()
                 sibling = generate_sibling(shape, case_seed(config.seed, index), config.data, limits)
                 out[index] = (sibling, time.perf_counter() - t0)
-        if self.steer is not None:
+        if self.steer is not None and first not in self.steered:  # a resumed group's counted already
             self.steer.record(case_cells(shape.case), data_shapes(shape.case))
+            self.steered.add(first)
         return out
 
-    def _harness_error(self, index: int, error: Exception, emit: Emit, recorded: bool) -> None:
+    def _drawn(self, index: int, generated: GeneratedCase) -> dict:
+        """What a case line says of how the case was drawn: its group's shape, the
+        steering picks, and what it gives the steering (`Progress.shape_cells`)."""
+        size = max(1, self.config.batch_size)
+        line = {"shape": case_seed(self.config.seed, index - index % size), "picks": list(generated.picks)}
+        try:
+            return {**line, "cells": case_cells(generated.case), "shapes": data_shapes(generated.case)}
+        except Exception:  # noqa: BLE001 (for a harness error's line: what could be worked out)
+            return line
+
+    def _harness_error(self, index: int, error: Exception, emit: Emit, recorded: bool,
+                       drawn: dict | None = None) -> None:
+        """The harness's own error as a finding, then (unless written) the case's line."""
         seed = case_seed(self.config.seed, index)
-        if not recorded:
-            emit({"kind": "case", "index": index, "seed": seed, "verdicts": {"harness": "error"}})
         emit(harness_error_line(index, seed, error))
+        if not recorded:
+            emit({"kind": "case", "index": index, "seed": seed, **(drawn or {}),
+                  "verdicts": {"harness": "error"}})
 
     def _record_case(self, index: int, drawn: tuple[GeneratedCase, float], run: CaseRun | None,
                      emit: Emit) -> None:
@@ -246,6 +278,17 @@ class Shard:
             run = CaseRun(run_case(case, self.engines))
         results = [self._settled(case, r) for r in run.results]
         metamorphic = self._metamorphic(seed, case, emit, index)
+        for result in findings_of(results):
+            for line in self.maker.make(index, seed, generated, results, result):
+                emit(line)
+        # A batched verdict that is no finding (inconclusive) is not one alone either.
+        for doubt in [d for d in run.unconfirmed if d.verdict in FINDING_VERDICTS]:
+            for line in self._batched_only(index, seed, generated, doubt, results):
+                emit(line)
+        for disagreement in self._profile_disagreements(case, results):
+            for line in self.maker.make_profiles(index, seed, generated, results, disagreement):
+                emit(line)
+        # Last: the case is done once this line is written (`harness.results.store`).
         size = max(1, self.config.batch_size)
         emit({
             "kind": "case", "index": index, "seed": seed,
@@ -262,16 +305,6 @@ class Shard:
             "cells": case_cells(case), "shapes": data_shapes(case), "metamorphic": metamorphic,
             **self._rows(index, case, size),
         })
-        for result in findings_of(results):
-            for line in self.maker.make(index, seed, generated, results, result):
-                emit(line)
-        # A batched verdict that is no finding (inconclusive) is not one alone either.
-        for doubt in [d for d in run.unconfirmed if d.verdict in FINDING_VERDICTS]:
-            for line in self._batched_only(index, seed, generated, doubt, results):
-                emit(line)
-        for disagreement in self._profile_disagreements(case, results):
-            for line in self.maker.make_profiles(index, seed, generated, results, disagreement):
-                emit(line)
 
     def _rows(self, index: int, case, size: int) -> dict:
         """What the case exercises, for the report's matrix: the query's window
@@ -467,21 +500,34 @@ def run_campaign(config: CampaignConfig, listener: Listener | None = None,
             store.record_reduction(line)
         elif kind == "versions":
             store.record_versions(line["versions"])
+        elif kind == "cannot-write":  # a shard's: it stopped
+            raise CannotWrite(line["message"], line["where"])
         if listener is not None:
             listener(store.progress, time.time() - started)
 
     shard: Shard | None = None
+    stopped = False
     try:
         if config.jobs <= 1:
             shard = Shard(config, 0, store.progress, store.findings_dir, engines)
             shard.run(emit, deadline)
         else:
             _run_pool(config, store, emit, deadline)
+    except CannotWrite as e:
+        stopped = True
+        raise CannotWrite(f"{e.reason}; the campaign stopped after "
+                          f"{len(store.progress.done)} cases: make room, then continue it with --resume",
+                          e.where) from None
     finally:
         wall = time.time() - started
         summary = summarize(config, store.progress, wall, len(store.progress.done) - before)
-        store.write_summary(summary)
-        store.close()
+        try:
+            store.write_summary(summary)
+        except CannotWrite:
+            if not stopped:  # else the disk is full still: the first failure is the one to report
+                raise
+        finally:
+            store.close()
     findings = [t.as_json() for t in store.progress.findings.values()]
     record = store.record(summary, shard.maker.saved if shard is not None else {})
     return CampaignResult(config.out, summary, findings, record)
@@ -506,8 +552,9 @@ def _run_pool(config: CampaignConfig, store: CampaignStore, emit: Emit, deadline
     ctx = mp.get_context("spawn")
     lines: mp.Queue = ctx.Queue()
     parent = Parent.this()
+    # Each shard holds the parent's lock on the directory too (`harness.results.lock`).
     workers = [ctx.Process(target=_shard_main, args=(config, job, store.progress, store.findings_dir,
-                                                       lines, deadline, parent), name=f"shard {job}")
+                                                       lines, deadline, parent, store.lock), name=f"shard {job}")
                for job in range(config.jobs)]
     for w in workers:
         w.start()
@@ -524,6 +571,10 @@ def _run_pool(config: CampaignConfig, store: CampaignStore, emit: Emit, deadline
                 running -= 1
             else:
                 emit(line)
+    except CannotWrite:  # the campaign stops: the shards' work could not be recorded anyway
+        for w in workers:
+            w.terminate()
+        raise
     finally:
         for w in workers:
             w.join(30)
@@ -532,10 +583,13 @@ def _run_pool(config: CampaignConfig, store: CampaignStore, emit: Emit, deadline
 
 
 def _shard_main(config: CampaignConfig, job: int, progress: Progress, findings_dir: Path,
-                lines: mp.Queue, deadline: float | None, parent: Parent) -> None:
+                lines: mp.Queue, deadline: float | None, parent: Parent, lock: object = None) -> None:
+    """`lock`: the parent's lock on the campaign directory, held while this shard lives."""
     die_with(parent)  # a shard whose campaign was killed stops at once (its workers follow it)
     try:
         Shard(config, job, progress, findings_dir).run(lines.put, deadline)
+    except CannotWrite as e:  # the parent stops the campaign and says why
+        lines.put({"kind": "cannot-write", "message": e.reason, "where": e.where})
     finally:
         lines.put({"kind": "shard-done", "job": job})
 

@@ -106,9 +106,11 @@ def run_on_spark(config: CampaignConfig, master: str | None = None, remote: str 
         wall = time.time() - started
         summary = summarize(config, store.progress, wall, len(store.progress.done) - before)
         summary["on_spark"] = url
-        store.write_summary(summary)
-        store.close()
-        write_parquet(config.out)
+        try:
+            store.write_summary(summary)
+            write_parquet(config.out)
+        finally:
+            store.close()  # releases the directory: last
     findings = [t.as_json() for t in store.progress.findings.values()]
     return CampaignResult(config.out, summary, findings)
 

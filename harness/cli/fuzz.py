@@ -95,6 +95,7 @@ def _campaign() -> argparse.ArgumentParser:
 def cmd_fuzz(args: argparse.Namespace) -> int:
     from harness.campaign.loop import CampaignConfig, run_campaign
     from harness.results.read import read_results
+    from harness.results.store import recorded_seed
 
     if args.jobs < 1:
         raise InvalidInput("must be at least 1", "--jobs")
@@ -113,8 +114,8 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
                            "--spark-remote")
     check_report_option(args)
     seed = args.seed
-    if seed is None and args.resume and args.out is not None and (args.out / "campaign.json").exists():
-        seed = json.loads((args.out / "campaign.json").read_text())["seed"]
+    if seed is None and args.resume and args.out is not None:
+        seed = recorded_seed(args.out)
     if seed is None:
         seed = int(time.time() * 1000) % 1_000_000_007
     out = args.out or Path("reports") / f"fuzz-{seed}"

@@ -31,6 +31,21 @@ class InvalidQuery(InvalidInput):
     """SQL text the canonical parser cannot read, or a model that is not valid."""
 
 
+class DirectoryInUse(InvalidInput):
+    """An output directory another command is writing (it holds the directory's lock)."""
+
+
+class CannotWrite(InvalidInput):
+    """An output the harness cannot write: an unwritable path, a full disk.
+
+    `where` names the path; `reason` says what went wrong (what the OS said).
+    """
+
+    def __init__(self, reason: str, where: str) -> None:
+        self.reason = reason
+        super().__init__(reason, where)
+
+
 class Unsupported(HarnessError):
     """A feature that a dialect or engine does not offer.
 

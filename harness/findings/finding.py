@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from harness.cases.case import Case
 from harness.cases.casefile import SavedCase, rows_doc, save_case
+from harness.core.errors import CannotWrite
 from harness.engines.base import Engine
 from harness.findings.majority import classify
 from harness.findings.signature import Signature, signature
@@ -72,7 +73,10 @@ class FindingMaker:
 
     def save(self, case: Case, path: Path, record: dict) -> None:
         """Write a finding's case file, and keep it."""
-        save_case(case, path, record)
+        try:
+            save_case(case, path, record)
+        except OSError as e:  # a full disk: the campaign stops, the finding is no harness bug
+            raise CannotWrite(f"cannot write: {e.strerror}", str(path)) from None
         self.saved[str(path.relative_to(self.directory.parent))] = SavedCase.of(case, record)
 
     def versions(self) -> dict[str, str]:

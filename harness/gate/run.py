@@ -13,7 +13,6 @@ written under its output directory:
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from harness.baseline.known import Baseline, Entry, derived_entries, stale
 from harness.cases.case import Case
-from harness.core.errors import InvalidInput
+from harness.core.errors import CannotWrite, InvalidInput
 from harness.gate.judge import (
     ABDifference,
     Explainer,
@@ -34,6 +33,7 @@ from harness.gate.judge import (
 )
 from harness.judge.oracle import time_limit
 from harness.judge.runner import Progress, RunResults, run_cases
+from harness.results.lock import DirectoryLock, contents, lock_directory, remove
 from harness.results.records import CampaignRecord, GateRecord, RunRecord
 
 if TYPE_CHECKING:  # the campaign is imported when the fuzz part runs
@@ -125,14 +125,27 @@ class GateResult:
 Say = Callable[[str], None]
 
 
-def prepare_out(out: Path) -> None:
-    """A fresh output directory. An earlier gate's is replaced; anything else is left alone."""
-    if out.exists() and any(out.iterdir()):
-        if not (out / MARKER).exists():
-            raise InvalidInput(f"{out} exists and does not hold an earlier gate's results; "
-                               "choose another --out", "--out")
-        shutil.rmtree(out)
-    out.mkdir(parents=True, exist_ok=True)
+def claim_out(out: Path) -> DirectoryLock:
+    """The output directory, locked for this gate and emptied: an earlier gate's
+    results are replaced, a directory that holds anything else is refused, and
+    so is one another command is writing (`harness.results.lock`)."""
+    _refuse_foreign(out)  # before a lock file is made in a directory that is not a gate's
+    lock = lock_directory(out, "gate")
+    try:
+        _refuse_foreign(out)
+        remove(contents(out))
+    except BaseException:
+        lock.release()
+        raise
+    return lock
+
+
+def _refuse_foreign(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise InvalidInput(f"{out} exists and is not a directory; choose another --out", "--out")
+    if contents(out) and not (out / MARKER).exists():
+        raise InvalidInput(f"{out} exists and does not hold an earlier gate's results; "
+                           "choose another --out", "--out")
 
 
 def run_gate(config: GateConfig, say: Say = lambda text: None, listener: Listener | None = None,
@@ -140,17 +153,23 @@ def run_gate(config: GateConfig, say: Say = lambda text: None, listener: Listene
     """`say` gets the gate's messages, `progress` each corpus case as it starts,
     `listener` the campaign's progress: the gate itself prints nothing. Each
     reference evaluation is bounded by the engines' timeout too."""
-    with time_limit(config.timeout_seconds):
-        return _run_gate(config, say, listener, progress)
+    t0, started = time.monotonic(), time.time()
+    lock = claim_out(config.out)
+    try:
+        with time_limit(config.timeout_seconds):
+            return _run_gate(config, say, listener, progress, t0, started)
+    except OSError as e:  # the engines' errors are the harness's own by now: this is a file's
+        raise CannotWrite(f"cannot write: {e.strerror}", str(e.filename or config.out)) from None
+    finally:
+        lock.release()
 
 
-def _run_gate(config: GateConfig, say: Say, listener: Listener | None, progress: Progress | None) -> GateResult:
+def _run_gate(config: GateConfig, say: Say, listener: Listener | None, progress: Progress | None,
+              t0: float, started: float) -> GateResult:
     from harness.campaign.loop import CampaignConfig, make_engines, run_campaign
     from harness.results.rundir import write_run_dir
 
-    t0, started = time.monotonic(), time.time()
-    prepare_out(config.out)
-    (config.out / MARKER).write_text(json.dumps({"running": True}) + "\n")  # claims the directory
+    (config.out / MARKER).write_text(json.dumps({"running": True}) + "\n")  # marks the directory a gate's
     campaign = CampaignConfig(
         seed=config.seed, engines=config.engines, out=config.out / "fuzz", cases=config.budget_cases,
         minutes=config.budget_seconds / 60, reduce=False, timeout_seconds=config.timeout_seconds,

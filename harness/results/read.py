@@ -18,6 +18,7 @@ from harness.cases.yamldoc import read_yaml
 from harness.core.errors import InvalidInput
 from harness.results.records import CampaignRecord, GateRecord, Record, RunRecord
 from harness.results.rundir import RUN
+from harness.results.store import complete_findings
 
 GATE = "gate.json"
 
@@ -56,7 +57,9 @@ def read_campaign_dir(path: Path) -> CampaignRecord:
     config = _json(path / "campaign.json")
     summary = _json(path / "summary.json") if (path / "summary.json").exists() else {}
     versions = _json(path / "versions.json") if (path / "versions.json").exists() else {}
-    occurrences = list(_stream(path / "findings.jsonl"))
+    # As --resume would keep them: a case cut short by a kill is not in yet.
+    done = {line["index"] for line in _stream(path / "cases.jsonl") if "index" in line}
+    occurrences = complete_findings(_stream(path / "findings.jsonl"), done)
     files = {line["file"] for line in occurrences if line.get("file")}
     saved = {file: read_saved(path / file) for file in sorted(files)}
     return CampaignRecord(path, config, summary, versions, lambda: _stream(path / "cases.jsonl"),

@@ -9,20 +9,30 @@
     OUT/summary.json       written at the end
 
 Every line is flushed as soon as it is written; `--resume` reads the lines
-back and continues where the campaign stopped.
+back and continues where the campaign stopped. A case's line is written
+after its findings and their reductions, so a case is done once its line is
+there: the lines of a case a kill cut short (a finding, a reduction under
+way) are dropped on `--resume` and the case is run again, whole.
+
+One command at a time writes the directory (`harness.results.lock`). A
+directory whose campaign never recorded a case (it failed to start: an
+engine that would not start, a full disk) is started afresh by the next
+command, with or without `--resume`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 from harness.cases.casefile import SavedCase
-from harness.core.errors import InvalidInput
+from harness.core.errors import CannotWrite, InvalidInput
+from harness.results.lock import DirectoryLock, contents, lock_directory, remove
 from harness.results.records import CampaignRecord
 
 CAMPAIGN = "campaign.json"
@@ -31,6 +41,10 @@ FINDINGS = "findings.jsonl"
 SUMMARY = "summary.json"
 VERSIONS = "versions.json"
 FINDINGS_DIR = "findings"
+# Everything a campaign writes in its directory (the Spark job adds its Parquet
+# files): what starting afresh removes, and nothing else.
+CAMPAIGN_FILES = (CAMPAIGN, CASES, FINDINGS, SUMMARY, VERSIONS, FINDINGS_DIR, "verdicts.parquet",
+                  "findings.parquet", *(f"{name}.tmp" for name in (CAMPAIGN, FINDINGS, SUMMARY, VERSIONS)))
 # What must match for --resume to continue a campaign rather than start another.
 RESUME_FIELDS = ("seed", "engines")
 
@@ -70,11 +84,17 @@ class Progress:
     # The steering picks of each group's shape, so a group cut short by a kill
     # resumes with the same query.
     shape_picks: dict[str, list[int]] = field(default_factory=dict)
+    # What each group's shape gave the steering (its grid cells and data shapes),
+    # by the shape's index: a resumed shard steers from what its own earlier
+    # groups gave, as it did before the kill, so it draws the same queries.
+    shape_cells: dict[int, tuple[list[str], list[str]]] = field(default_factory=dict)
 
     def add_case(self, line: dict) -> None:
         self.done.add(line["index"])
         if "shape" in line and "picks" in line:
             self.shape_picks.setdefault(line["shape"], line["picks"])
+            if line["shape"] == line["seed"] and "cells" in line:
+                self.shape_cells[line["index"]] = (line["cells"], line.get("shapes", []))
         for engine, verdict in line["verdicts"].items():
             self.verdicts.setdefault(engine, Counter())[verdict] += 1
         for engine, seconds in line.get("seconds", {}).items():
@@ -103,7 +123,9 @@ class Progress:
 
 
 class CampaignStore:
-    """`keep`: also hold every line written, so the process that runs the campaign
+    """The campaign directory `out`, locked for this command until `close`.
+
+    `keep`: also hold every line written, so the process that runs the campaign
     hands it over in memory (`record`) instead of reading the files back."""
 
     def __init__(self, out: Path, config: dict, resume: bool, keep: bool = False) -> None:
@@ -112,20 +134,40 @@ class CampaignStore:
         self.progress = Progress()
         self.versions: dict[str, str] = {}
         self.kept: tuple[list[dict], list[dict]] | None = ([], []) if keep else None  # cases, findings
-        meta = out / CAMPAIGN
-        if meta.exists():
+        _refuse_foreign(out)  # before a lock file is made in a directory that is not a campaign's
+        self.lock: DirectoryLock = lock_directory(out, "fuzz")
+        try:
+            self._open(resume)
+            (out / FINDINGS_DIR).mkdir(exist_ok=True)
+            self._cases = _open_for_append(out / CASES)
+            self._findings = _open_for_append(out / FINDINGS)
+        except OSError as e:
+            self.lock.release()
+            raise CannotWrite(f"cannot write: {e.strerror}", str(e.filename or out)) from None
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def _open(self, resume: bool) -> None:
+        """Continue the campaign in the directory, or start one (afresh when the
+        one there never recorded a case)."""
+        out, config = self.out, self.config
+        cases = _lines(out / CASES)
+        if (out / CAMPAIGN).exists() and cases:
             if not resume:
                 raise InvalidInput(f"{out} already holds a campaign; pass --resume to continue it "
                                    "or choose another --out", "--out")
-            self.config = json.loads(meta.read_text())
-            self._check_same(self.config, config)
-            self._load()
-        else:
-            out.mkdir(parents=True, exist_ok=True)
-            meta.write_text(json.dumps(config, indent=2) + "\n")
-        (out / FINDINGS_DIR).mkdir(exist_ok=True)
-        self._cases = _open_for_append(out / CASES)
-        self._findings = _open_for_append(out / FINDINGS)
+            recorded = _config(out / CAMPAIGN)
+            if recorded is None:  # torn by a full disk or a kill: this command's, if its seed fits
+                self._check_seed(cases, config.get("seed"))
+                _write_atomic(out / CAMPAIGN, json.dumps(config, indent=2) + "\n")
+            else:
+                self._check_same(recorded, config)
+                self.config = recorded
+            self._load(cases)
+            return
+        remove([out / name for name in CAMPAIGN_FILES])  # nothing done there: start afresh
+        _write_atomic(out / CAMPAIGN, json.dumps(config, indent=2) + "\n")
 
     @property
     def findings_dir(self) -> Path:
@@ -138,11 +180,21 @@ class CampaignStore:
                     f"cannot resume: the campaign in {self.out} has {name}={recorded.get(name)!r}, "
                     f"this run asks for {config.get(name)!r}", f"--{name}")
 
-    def _load(self) -> None:
-        """An earlier run of this campaign (--resume): the one place its lines are read."""
-        cases, findings = _lines(self.out / CASES), _lines(self.out / FINDINGS)
+    def _check_seed(self, cases: list[dict], seed: object) -> None:
+        recorded = {str(line.get("seed", "")).rpartition("/")[0] for line in cases}
+        if recorded != {str(seed)}:
+            raise InvalidInput(f"cannot resume: the campaign in {self.out} ran with seed "
+                               f"{', '.join(sorted(recorded))}, this run asks for {seed!r}", "--seed")
+
+    def _load(self, cases: list[dict]) -> None:
+        """An earlier run of this campaign (--resume): the one place its lines are read.
+        The lines of a case cut short (no case line) are dropped from the file too."""
         for line in cases:
             self.progress.add_case(line)
+        written = _lines(self.out / FINDINGS)
+        findings = complete_findings(written, self.progress.done)
+        if len(findings) != len(written):
+            _write_atomic(self.out / FINDINGS, "".join(json.dumps(line) + "\n" for line in findings))
         for line in findings:
             if line.get("event") == "reduced":
                 self.progress.add_reduction(line)
@@ -168,18 +220,21 @@ class CampaignStore:
         self._write(self._findings, 1, {"event": "reduced", **line})
 
     def _write(self, stream: IO[str], kept: int, line: dict) -> None:
-        _append(stream, line)
+        try:
+            _append(stream, line)
+        except OSError as e:
+            raise CannotWrite(f"cannot write: {e.strerror}", stream.name) from None
         if self.kept is not None:  # as a reader of the file would see it
             self.kept[kept].append(json.loads(json.dumps(line, default=str)))
 
     def record_versions(self, versions: dict[str, str]) -> None:
         if any(name not in self.versions for name in versions):
             self.versions = {**versions, **self.versions}
-            (self.out / VERSIONS).write_text(json.dumps(self.versions, indent=2) + "\n")
+            _write_atomic(self.out / VERSIONS, json.dumps(self.versions, indent=2) + "\n")
 
     def write_summary(self, summary: dict) -> Path:
         path = self.out / SUMMARY
-        path.write_text(json.dumps(summary, indent=2, default=str) + "\n")
+        _write_atomic(path, json.dumps(summary, indent=2, default=str) + "\n")
         return path
 
     def record(self, summary: dict, saved: Mapping[str, SavedCase]) -> CampaignRecord | None:
@@ -191,8 +246,71 @@ class CampaignStore:
                               dict(self.versions), lambda: iter(cases), findings, saved)
 
     def close(self) -> None:
-        self._cases.close()
-        self._findings.close()
+        """Close the files and release the directory. A line a full disk refused
+        is not flushed again: it was reported when it failed."""
+        for stream in (self._cases, self._findings):
+            with contextlib.suppress(OSError):
+                stream.close()
+        self.lock.release()
+
+
+def recorded_seed(out: Path) -> int | None:
+    """The seed of the campaign in `out`: campaign.json's, or, when that was torn,
+    the one its cases ran with (None when neither says)."""
+    config = _config(out / CAMPAIGN)
+    if config is not None and isinstance(config.get("seed"), int):
+        return config["seed"]
+    for line in _lines(out / CASES):
+        seed = str(line.get("seed", "")).rpartition("/")[0]
+        return int(seed) if seed.lstrip("-").isdigit() else None
+    return None
+
+
+def complete_findings(findings: Iterable[dict], done: set[int]) -> list[dict]:
+    """The findings.jsonl lines of the cases that are done (the first occurrence of
+    each signature marked new): a case's line is written after its findings and
+    their reductions, so the lines of a case without one belong to a case cut short."""
+    out: list[dict] = []
+    seen: set[str] = set()
+    for line in findings:
+        key = line.get("key")
+        if line.get("event") == "reduced":
+            if key in seen:
+                out.append(line)
+        elif line.get("case") in done:
+            out.append({**line, "new": key not in seen} if "new" in line else line)
+            seen.add(key)
+    return out
+
+
+def _refuse_foreign(out: Path) -> None:
+    """A directory that holds something but no campaign is someone else's."""
+    if out.exists() and not out.is_dir():
+        raise CannotWrite("exists and is not a directory; choose another --out", str(out))
+    if contents(out) and not (out / CAMPAIGN).exists():
+        raise InvalidInput(f"{out} exists and does not hold a campaign (no {CAMPAIGN}); "
+                           "choose another directory", "--out")
+
+
+def _config(path: Path) -> dict | None:
+    """campaign.json, or None when it is missing, empty or torn."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return doc if isinstance(doc, dict) and "seed" in doc else None
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """`path` holds the old text or the new, never a part (a full disk, a kill)."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise CannotWrite(f"cannot write: {e.strerror}", str(path)) from None
 
 
 def _open_for_append(path: Path) -> IO[str]:
