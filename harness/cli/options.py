@@ -11,15 +11,20 @@ ones, so every `--help` lists its options in the order it always has.
     POSTGRES       --postgres-dsn, --postgres-local (the group "PostgreSQL")
     FORMAT         --format table|json
     REPORT         --report FILE.html (checked and written by cli/report.py)
+
+Every numeric option of every command takes one of the types below
+(`positive_int`, ..., `share`): argparse refuses a value out of range (exit 2,
+naming the option) before the command starts.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,6 +37,33 @@ if TYPE_CHECKING:
 def parent() -> argparse.ArgumentParser:
     """An empty parent parser: options to hand to `add_parser(parents=...)`."""
     return argparse.ArgumentParser(add_help=False)
+
+
+# -- numbers -------------------------------------------------------------------------
+
+
+def _number(parse: Callable[[str], float], holds: Callable[[float], bool], wanted: str) -> Callable:
+    """An argparse `type=`: the value `parse` reads from the option's text, refused
+    (argparse: `argument --NAME: must be WANTED, not 'TEXT'`, exit 2) unless it is
+    finite and `holds`."""
+    def convert(text: str) -> float:
+        try:
+            value = parse(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and holds(value)):
+            raise argparse.ArgumentTypeError(f"must be {wanted}, not {text!r}")
+        return value
+    convert.__name__ = wanted  # what argparse names the type in its own messages
+    return convert
+
+
+positive_int = _number(int, lambda v: v >= 1, "a whole number, at least 1")
+non_negative_int = _number(int, lambda v: v >= 0, "a whole number, 0 or more")
+positive_float = _number(float, lambda v: v > 0, "a number above 0")
+non_negative_float = _number(float, lambda v: v >= 0, "a number, 0 or more")
+share = _number(float, lambda v: 0 <= v <= 1, "a share between 0 and 1")
+NUMBER_TYPES = (positive_int, non_negative_int, positive_float, non_negative_float, share)
 
 
 # -- the engines ---------------------------------------------------------------------
