@@ -1,6 +1,6 @@
 """Bad option values are refused before any work, exit 2, naming the option:
 every numeric option of every command (one argparse type per range, in
-cli/options.py)."""
+cli/options.py), and every output path that cannot be written."""
 
 from __future__ import annotations
 
@@ -10,7 +10,19 @@ from pathlib import Path
 import pytest
 
 from harness.cli import options
-from harness.cli.main import parser
+from harness.cli.main import main, parser
+
+CASE = """\
+description: row_number over a unique key
+tables:
+  t:
+    columns: {id: bigint, v: integer}
+    rows: [[1, 10], [2, 20]]
+sql: SELECT id, row_number() OVER (ORDER BY v) AS rn FROM t
+expected:
+  columns: [id, rn]
+  rows: [[1, 1], [2, 2]]
+"""
 
 # -- numbers ------------------------------------------------------------------------
 
@@ -68,3 +80,49 @@ def test_the_number_types_accept_their_range_only(kind, good, bad):
     for text in bad:
         with pytest.raises(argparse.ArgumentTypeError, match="must be"):
             kind(text)
+
+
+# -- output paths -------------------------------------------------------------------
+
+
+def _command(tmp_path: Path, kind: str, out: str) -> tuple[list[str], str]:
+    """The argv of `kind` writing to `out`, and the option that names it."""
+    case = tmp_path / "case.yaml"
+    case.write_text(CASE, encoding="utf-8")
+    one = ["--engines", "reference"]
+    gate = ["gate", *one, "--corpus", str(case), "--budget-seconds", "0"]
+    return {
+        "run --out": (["run", str(case), *one, "--out", out], "--out"),
+        "run --report": (["run", str(case), *one, "--report", out], "--report"),
+        "fuzz --out": (["fuzz", *one, "--cases", "1", "--out", out], "--out"),
+        "gate --out": ([*gate, "--out", out], "--out"),
+        "gate --junit": ([*gate, "--out", str(tmp_path / "gate"), "--junit", out], "--junit"),
+        "report --out": (["report", str(tmp_path), "--out", out], "--out"),
+        "reduce --out": (["reduce", str(case), "--out", out], "--out"),
+    }[kind]
+
+
+LONG = "x" * 300  # a name longer than any file system takes
+DIRECTORIES = ["run --out", "fuzz --out", "gate --out"]
+FILES = ["run --report", "gate --junit", "report --out", "reduce --out"]
+
+
+@pytest.mark.parametrize(("kind", "where"), [
+    *[(kind, where) for kind in DIRECTORIES for where in ("a-file", "a-file/out", LONG)],
+    *[(kind, where) for kind in FILES for where in ("a-dir.html", "a-file/out.html", LONG + ".html")],
+], ids=lambda v: "a name too long" if v.startswith(LONG) else v)
+def test_an_output_path_that_cannot_be_written_exits_2_naming_option_and_path(
+        tmp_path, capsys, kind, where):
+    (tmp_path / "a-file").write_text("not a directory")
+    (tmp_path / "a-dir.html").mkdir()
+    argv, option = _command(tmp_path, kind, str(tmp_path / where))
+    assert main(argv) == 2  # no exception: a traceback would be one
+    err = capsys.readouterr().err
+    assert f"error: {option}: " in err and str(tmp_path / where.partition("/")[0]) in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-dir.html", "a-file", "case.yaml"]
+
+
+def test_the_writability_probe_leaves_nothing_behind(tmp_path):
+    options.check_out_dir(tmp_path / "new" / "dir")
+    options.check_out_file(tmp_path / "x.html")
+    assert list(tmp_path.iterdir()) == []

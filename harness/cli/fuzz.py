@@ -19,6 +19,7 @@ from harness.cli.options import (
     FORMAT,
     POSTGRES,
     REPORT,
+    check_out_dir,
     engine_list,
     engine_options,
     non_negative_int,
@@ -112,6 +113,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     if seed is None:
         seed = int(time.time() * 1000) % 1_000_000_007
     out = args.out or Path("reports") / f"fuzz-{seed}"
+    check_out_dir(out)
     cases = args.cases if args.cases is not None or args.minutes is not None else 200
     engines = tuple(engine_list(args.engines))
     config = CampaignConfig(

@@ -14,6 +14,8 @@ from harness.cli.options import (
     FORMAT,
     POSTGRES,
     REPORT,
+    check_out_dir,
+    check_out_file,
     engine_list,
     engine_options,
     non_negative_float,
@@ -79,6 +81,9 @@ def cmd_gate(args: argparse.Namespace) -> int:
     from harness.gate.run import GateConfig, run_gate
     from harness.gate.text import write_text
 
+    check_out_dir(args.out)
+    if args.junit:
+        check_out_file(args.junit, "--junit")
     check_report_option(args)
     names = engine_list(args.engines)
     for name in names:

@@ -13,6 +13,7 @@ from pathlib import Path
 from harness.cli.exit_codes import EXIT_FAIL, EXIT_PASS
 from harness.cli.options import (
     POSTGRES,
+    check_out_file,
     default_engines,
     engine_list,
     engine_options,
@@ -54,6 +55,7 @@ def cmd_reduce(args: argparse.Namespace) -> int:
     if not args.path.is_file():
         raise InvalidInput("no such case file", str(args.path))
     out = args.out or args.path.with_name(args.path.name.removesuffix(".yaml") + ".reduced.yaml")
+    check_out_file(out)
     case = load_case(args.path)
     record = case.finding or {}
     names = engine_list(args.engines) if args.engines else list(record.get("engines") or default_engines(args))
