@@ -10,6 +10,7 @@ from pathlib import Path
 
 from harness.cli.exit_codes import EXIT_PASS
 from harness.cli.options import check_out_file
+from harness.cli.streams import write_unescaped
 from harness.core.errors import InvalidInput
 from harness.results.records import Record
 
@@ -77,7 +78,7 @@ def make_report(results: Sequence[Path], out: Path, baseline: Path | None = None
         if not path.is_dir():
             raise InvalidInput(f"{path} is not a directory", "RESULTS")
     if sys.stderr.isatty():
-        sys.stderr.write("reading results...\r")
+        write_unescaped(sys.stderr, "reading results...\r")
     return write_report_page([read_results(path) for path in results], out, baseline, title)
 
 
