@@ -1,11 +1,13 @@
 """Output safe for any name: control characters of case ids, file names and
 engine messages shown as visible escapes on the terminal and in JUnit XML;
-a reader that stops early (`| head`) ends the command quietly."""
+every printed command shell-quoted; a reader that stops early (`| head`)
+ends the command quietly."""
 
 from __future__ import annotations
 
 import io
 import os
+import shlex
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -16,9 +18,9 @@ import pytest
 from harness.cli.main import main
 from harness.cli.progress import ProgressLine
 from harness.cli.streams import EscapedStream
-from harness.core.text import printable
+from harness.core.text import printable, shell_command
 from harness.findings.export import FORMATS, export_case
-from harness.findings.replay import load_one
+from harness.findings.replay import load_one, replay_command
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -61,6 +63,59 @@ def test_printable_escapes_what_drives_a_terminal_and_keeps_the_layout():
     assert printable("über → ∑ 😀") == "über → ∑ 😀"
     assert printable("bad\udcff name") == "bad\\xff name"  # an undecodable byte of a file name
     assert printable("a\nb", keep="") == "a\\x0ab"
+
+
+@pytest.mark.parametrize("word", ["a$(touch PWNED).yaml", "`touch PWNED`", "it's; touch PWNED",
+                                  "x\ny", CONTROL, "sp ace", "ü\u202e", "-dash", "", "bad\udcff"])
+def test_shell_command_gives_bash_back_the_same_words(tmp_path, word):
+    line = shell_command(["printf", "%s\\0", word])
+    assert "\n" not in line and "\x1b" not in line
+    out = subprocess.run(["bash", "-c", line], cwd=tmp_path, capture_output=True, check=True).stdout
+    assert out == word.encode("utf-8", "surrogateescape") + b"\0"
+    assert not (tmp_path / "PWNED").exists()
+
+
+# -- printed commands ----------------------------------------------------------------
+
+
+def _runs_as(command: str, cwd: Path) -> list[str]:
+    """The words bash gives `window-harness` when `command` is pasted into it."""
+    stub = 'window-harness() { printf "%s\\0" "$@"; }\n'
+    out = subprocess.run(["bash", "-c", stub + command], cwd=cwd, capture_output=True, check=True)
+    return out.stdout.decode().split("\0")[:-1]
+
+
+def test_a_printed_replay_command_runs_nothing_a_file_name_holds(tmp_path, capsys):
+    case = _case(tmp_path, "a$(touch PWNED)")
+    junit = tmp_path / "junit.xml"
+    assert _gate(tmp_path, case, "--junit", str(junit)) == 1
+    printed = [line.split("replay: ", 1)[1] for line in capsys.readouterr().out.splitlines()
+               if "replay: window-harness" in line]
+    failure = ET.parse(junit).getroot().find(".//failure").text
+    printed.append(failure.split("replay: ", 1)[1].strip())
+    assert len(printed) == 2
+    wanted = ["replay", str(case), "--engines", "reference"]
+    cwd = tmp_path / "elsewhere"
+    cwd.mkdir()
+    for command in printed:
+        assert shlex.split(command) == ["window-harness", *wanted]
+        assert _runs_as(command, cwd) == wanted
+        assert not list(cwd.iterdir()) and not (tmp_path / "PWNED").exists()
+
+
+def test_the_reproduce_line_of_an_export_is_quoted(tmp_path, capsys):
+    case = tmp_path / "a$(touch PWNED).yaml"
+    case.write_text(WRONG.replace("[[1, 2], [2, 1]]", "[[1, 1], [2, 2]]"), encoding="utf-8")
+    assert main(["export", str(case), "--to", "duckdb-test"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "Reproduce:" in x)
+    command = line.split("Reproduce: ", 1)[1]
+    assert _runs_as(command, tmp_path) == ["replay", str(case), "--engines", "reference,duckdb"]
+    assert not (tmp_path / "PWNED").exists()
+
+
+def test_a_replay_command_stays_one_line_whatever_the_name():
+    command = replay_command(f"cases/{CONTROL}\n.yaml", ["duckdb"])
+    assert "\n" not in command and "\x1b" not in command and command.count("$'") == 1
 
 
 # -- JUnit XML -----------------------------------------------------------------------

@@ -20,6 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from harness.core.text import printable
+from harness.findings.replay import replay_command
 from harness.gate.judge import ABDifference, Item
 from harness.gate.run import GateResult
 
@@ -132,7 +133,7 @@ def _failure_text(item: Item) -> str:
     if item.diff:
         parts.append(item.diff.rstrip())
     if item.file:
-        parts.append(f"replay: window-harness replay {item.file} --engines reference,{item.engine}")
+        parts.append(f"replay: {replay_command(item.file, [item.engine])}")
     return "\n\n".join(parts)
 
 
