@@ -115,7 +115,6 @@ def test_stale_entries_are_listed_and_fail_under_strict(tmp_path, capsys):
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--engines", "reference,oracle"], "unknown engine 'oracle'"),
-    (["--budget-seconds", "-1"], "--budget-seconds: must not be negative"),
     (["--engines", "reference,duckdb@candidate"], "--engine-python"),
 ])
 def test_bad_options_exit_2(tmp_path, capsys, args, message):

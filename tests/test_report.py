@@ -131,7 +131,8 @@ def test_a_finding_shows_its_data_sql_answers_and_replay_command(run_report) -> 
     _, page, text = run_report
     assert "Canonical SQL" in page.all_text
     assert "ntile(2) OVER (ORDER BY s ASC NULLS LAST" in page.all_text  # the hostile case's finding
-    assert "window-harness replay " in page.all_text and "--engines reference,duckdb~ntile" in page.all_text
+    # shell-quoted: `~` is a shell character
+    assert "window-harness replay " in page.all_text and "--engines 'reference,duckdb~ntile'" in page.all_text
     assert page.find("td", **{"class": "diff"})  # a differing cell is highlighted
     assert "unexplained" in page.all_text
 

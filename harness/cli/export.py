@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from harness.cli.exit_codes import EXIT_BAD_INPUT, EXIT_PASS
+from harness.cli.streams import write_unescaped
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -44,5 +45,5 @@ def cmd_export(args: argparse.Namespace) -> int:
             return EXIT_BAD_INPUT
         print(f"wrote {args.out}", file=sys.stderr)
     else:
-        sys.stdout.write(text)
+        write_unescaped(sys.stdout, text)  # a test file, for a redirect: as it is
     return EXIT_PASS

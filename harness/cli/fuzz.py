@@ -19,9 +19,14 @@ from harness.cli.options import (
     FORMAT,
     POSTGRES,
     REPORT,
+    check_out_dir,
     engine_list,
     engine_options,
+    non_negative_int,
     parent,
+    positive_float,
+    positive_int,
+    share,
 )
 from harness.cli.progress import ProgressLine
 from harness.cli.report import check_report_option, write_report
@@ -57,36 +62,38 @@ def _budget() -> argparse.ArgumentParser:
     """The options listed before the engines: the budget and the seed."""
     p = parent()
     budget = p.add_mutually_exclusive_group()
-    budget.add_argument("--minutes", type=float, help="stop after this many minutes")
-    budget.add_argument("--cases", type=int, help="stop after this many cases (default: 200)")
-    p.add_argument("--seed", type=int, help="campaign seed (default: from the clock; printed)")
+    budget.add_argument("--minutes", type=positive_float, help="stop after this many minutes")
+    budget.add_argument("--cases", type=non_negative_int,
+                        help="stop after this many cases (default: 200)")
+    p.add_argument("--seed", type=non_negative_int,
+                   help="campaign seed (default: from the clock; printed)")
     return p
 
 
 def _campaign() -> argparse.ArgumentParser:
     """The campaign's own options, listed after the engines'."""
     p = parent()
-    p.add_argument("--jobs", type=int, default=1, help="shard processes, each with its own engines "
+    p.add_argument("--jobs", type=positive_int, default=1, help="shard processes, each with its own engines "
                    "(default: %(default)s)")
     p.add_argument("--out", type=Path, help="campaign directory (default: reports/fuzz-SEED)")
     p.add_argument("--resume", action="store_true", help="continue the campaign in --out")
     p.add_argument("--no-reduce", dest="reduce", action="store_false",
                    help="save findings without reducing them")
-    p.add_argument("--reduce-seconds", type=float, default=60.0,
+    p.add_argument("--reduce-seconds", type=positive_float, default=60.0,
                    help="time budget per reduction (default: %(default)s)")
-    p.add_argument("--timeout", type=float, default=30.0,
+    p.add_argument("--timeout", type=positive_float, default=30.0,
                    help="seconds an engine may take per query before it is killed and restarted "
                    "(default: %(default)s)")
-    p.add_argument("--metamorphic-share", type=float, default=0.1,
+    p.add_argument("--metamorphic-share", type=share, default=0.1,
                    help="share of cases that also get a metamorphic check on each engine "
                    "(default: %(default)s)")
-    p.add_argument("--batch-size", type=int, default=20,
+    p.add_argument("--batch-size", type=positive_int, default=20,
                    help="sibling cases per query shape, run as one batched query per engine; "
                    "1 runs every case alone (default: %(default)s)")
-    p.add_argument("--unbatched-share", type=float, default=0.1,
+    p.add_argument("--unbatched-share", type=share, default=0.1,
                    help="share of cases that run alone all the same, since batching changes "
                    "the plan (default: %(default)s)")
-    p.add_argument("--reruns", type=int, default=3,
+    p.add_argument("--reruns", type=non_negative_int, default=3,
                    help="identical re-runs of each finding; verdicts that change make it "
                    "nondeterministic (default: %(default)s)")
     return p
@@ -97,18 +104,6 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     from harness.results.read import read_results
     from harness.results.store import recorded_seed
 
-    if args.jobs < 1:
-        raise InvalidInput("must be at least 1", "--jobs")
-    if args.cases is not None and args.cases < 0:
-        raise InvalidInput("must not be negative", "--cases")
-    if not 0 <= args.metamorphic_share <= 1:
-        raise InvalidInput("must be between 0 and 1", "--metamorphic-share")
-    if not 0 <= args.unbatched_share <= 1:
-        raise InvalidInput("must be between 0 and 1", "--unbatched-share")
-    if args.batch_size < 1:
-        raise InvalidInput("must be at least 1", "--batch-size")
-    if args.reruns < 0:
-        raise InvalidInput("must not be negative", "--reruns")
     if args.spark_remote and not args.spark_remote.startswith("sc://"):
         raise InvalidInput(f"{args.spark_remote!r} is not a Spark Connect URL (sc://HOST:PORT)",
                            "--spark-remote")
@@ -119,6 +114,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     if seed is None:
         seed = int(time.time() * 1000) % 1_000_000_007
     out = args.out or Path("reports") / f"fuzz-{seed}"
+    check_out_dir(out)
     cases = args.cases if args.cases is not None or args.minutes is not None else 200
     engines = tuple(engine_list(args.engines))
     config = CampaignConfig(

@@ -14,15 +14,19 @@ from harness.cli.options import (
     FORMAT,
     POSTGRES,
     REPORT,
+    check_out_dir,
+    check_out_file,
     engine_list,
     engine_options,
     exit_for_invalid,
+    non_negative_float,
+    non_negative_int,
     parent,
+    positive_float,
     read_cases,
 )
 from harness.cli.progress import ProgressLine
 from harness.cli.report import check_report_option, write_report
-from harness.core.errors import InvalidInput
 
 CORPUS = Path(__file__).resolve().parents[2] / "cases"
 
@@ -49,13 +53,13 @@ def _gate() -> argparse.ArgumentParser:
     p = parent()
     p.add_argument("--baseline", type=Path, help="the known-differences file "
                    "(default: the repository's baseline/known-differences.yaml)")
-    p.add_argument("--budget-seconds", type=float, default=60.0,
+    p.add_argument("--budget-seconds", type=non_negative_float, default=60.0,
                    help="seconds of fuzzing after the corpus; 0 runs the corpus alone "
                    "(default: %(default)s)")
-    p.add_argument("--budget-cases", type=int, metavar="N",
+    p.add_argument("--budget-cases", type=non_negative_int, metavar="N",
                    help="also stop the fuzz after N cases, whichever comes first: a budget that "
                    "does not depend on the machine's speed")
-    p.add_argument("--seed", type=int, default=0,
+    p.add_argument("--seed", type=non_negative_int, default=0,
                    help="fuzz campaign seed; a fixed one keeps the gate deterministic "
                    "(default: %(default)s)")
     p.add_argument("--corpus", action="append", type=Path, metavar="PATH",
@@ -66,7 +70,7 @@ def _gate() -> argparse.ArgumentParser:
                    help="fail when a baseline entry explained nothing in this run (stale)")
     p.add_argument("--out", type=Path, default=Path("reports") / "gate",
                    help="results directory; an earlier gate's is replaced (default: %(default)s)")
-    p.add_argument("--timeout", type=float, default=30.0,
+    p.add_argument("--timeout", type=positive_float, default=30.0,
                    help="seconds an engine may take per query (default: %(default)s)")
     return p
 
@@ -78,12 +82,9 @@ def cmd_gate(args: argparse.Namespace) -> int:
     from harness.gate.run import GateConfig, run_gate
     from harness.gate.text import write_text
 
-    if args.budget_seconds < 0:
-        raise InvalidInput("must not be negative", "--budget-seconds")
-    if args.budget_cases is not None and args.budget_cases < 0:
-        raise InvalidInput("must not be negative", "--budget-cases")
-    if args.timeout <= 0:
-        raise InvalidInput("must be positive", "--timeout")
+    check_out_dir(args.out)
+    if args.junit:
+        check_out_file(args.junit, "--junit")
     check_report_option(args)
     names = engine_list(args.engines)
     for name in names:

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import signal
 import sys
 import threading
 from collections.abc import Iterator, Sequence
 
 from harness.cli import cases, engines, export, fuzz, gate, reduce, replay, report, run
-from harness.cli.exit_codes import EXIT_BAD_INPUT, EXIT_INTERRUPTED
+from harness.cli.exit_codes import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, EXIT_INTERRUPTED
 from harness.cli.options import engine_list, fill_default_engines, names_postgres
+from harness.cli.streams import ReaderGone, escaped_output
 from harness.core.errors import EngineUnavailable, InvalidInput
 
 # In the order `window-harness --help` lists them.
@@ -26,6 +28,22 @@ COMMANDS = (run, cases, fuzz, reduce, replay, export, gate, report, engines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command of `argv`; its exit code. What it prints shows control
+    characters escaped (`streams`): case ids, file names and engine messages are input."""
+    try:
+        with escaped_output():
+            code = _command(argv)
+            sys.stdout.flush()  # a reader that has gone shows here, not at exit
+            return code
+    except ReaderGone as gone:
+        # The reader stopped early (`window-harness engines | head -1`): end quietly,
+        # as a command killed by SIGPIPE would, and let nothing flush into the closed pipe.
+        with contextlib.suppress(OSError, ValueError):  # a stream without a descriptor
+            os.dup2(os.open(os.devnull, os.O_WRONLY), gone.stream.fileno())
+        return EXIT_BROKEN_PIPE
+
+
+def _command(argv: Sequence[str] | None) -> int:
     args = parser().parse_args(argv)
     try:
         fill_default_engines(args)

@@ -11,14 +11,21 @@ ones, so every `--help` lists its options in the order it always has.
     POSTGRES       --postgres-dsn, --postgres-local (the group "PostgreSQL")
     FORMAT         --format table|json
     REPORT         --report FILE.html (checked and written by cli/report.py)
+
+Every numeric option of every command takes one of the types below
+(`positive_int`, ..., `share`): argparse refuses a value out of range (exit 2,
+naming the option) before the command starts. Every output path is checked
+before any work (`check_out_dir`, `check_out_file`).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -29,6 +36,83 @@ from harness.core.errors import InvalidInput
 def parent() -> argparse.ArgumentParser:
     """An empty parent parser: options to hand to `add_parser(parents=...)`."""
     return argparse.ArgumentParser(add_help=False)
+
+
+# -- numbers -------------------------------------------------------------------------
+
+
+def _number(parse: Callable[[str], float], holds: Callable[[float], bool], wanted: str) -> Callable:
+    """An argparse `type=`: the value `parse` reads from the option's text, refused
+    (argparse: `argument --NAME: must be WANTED, not 'TEXT'`, exit 2) unless it is
+    finite and `holds`."""
+    def convert(text: str) -> float:
+        try:
+            value = parse(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and holds(value)):
+            raise argparse.ArgumentTypeError(f"must be {wanted}, not {text!r}")
+        return value
+    convert.__name__ = wanted  # what argparse names the type in its own messages
+    return convert
+
+
+positive_int = _number(int, lambda v: v >= 1, "a whole number, at least 1")
+non_negative_int = _number(int, lambda v: v >= 0, "a whole number, 0 or more")
+positive_float = _number(float, lambda v: v > 0, "a number above 0")
+non_negative_float = _number(float, lambda v: v >= 0, "a number, 0 or more")
+share = _number(float, lambda v: 0 <= v <= 1, "a share between 0 and 1")
+NUMBER_TYPES = (positive_int, non_negative_int, positive_float, non_negative_float, share)
+
+
+# -- output paths --------------------------------------------------------------------
+
+
+def check_out_dir(path: str | Path, option: str = "--out") -> None:
+    """Refuse, before any work, an output directory that cannot be made or written:
+    an existing file, a path through a file, a name too long, a place this user
+    cannot write. Whether an existing directory may be reused is the command's rule."""
+    path = Path(path)  # os.path's tests: pathlib's raise on a name too long
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise InvalidInput(f"{path} is a file, not a directory; choose a directory", option)
+    _try_writing(path, option, directory=True)
+
+
+def check_out_file(path: str | Path, option: str = "--out") -> None:
+    """Refuse, before any work, an output file that cannot be written: a directory,
+    a path through a file, a name too long, a place this user cannot write. An
+    existing file is replaced."""
+    path = Path(path)
+    if os.path.isdir(path):
+        raise InvalidInput(f"{path} is a directory; give a file name", option)
+    _try_writing(path, option, directory=False)
+
+
+def _try_writing(path: Path, option: str, directory: bool) -> None:
+    """Make, and remove at once, what writing `path` makes first: the first missing
+    directory on the way, or the file itself; where all of it exists, an entry in the
+    directory or an append to the file (its content untouched). Permission bits
+    alone do not tell (root, read-only mounts, /proc, a name too long)."""
+    target = Path(os.path.abspath(path))
+    existing = target
+    while not os.path.exists(existing):
+        existing = existing.parent
+    if existing != target and not os.path.isdir(existing):
+        raise InvalidInput(f"cannot write {path}: {existing} is a file, not a directory", option)
+    try:
+        if existing == target and directory:
+            os.rmdir(tempfile.mkdtemp(prefix=".window-harness-", dir=target))
+        elif existing == target:
+            open(target, "a").close()  # noqa: SIM115 (opened only to see that it can be)
+        elif directory or existing != target.parent:
+            first = existing / target.relative_to(existing).parts[0]
+            first.mkdir()
+            first.rmdir()
+        else:
+            target.touch(exist_ok=False)
+            target.unlink()
+    except OSError as e:
+        raise InvalidInput(f"cannot write {path} ({e.strerror})", option) from None
 
 
 # -- the engines ---------------------------------------------------------------------

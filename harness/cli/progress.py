@@ -13,6 +13,9 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
+from harness.cli.streams import write_unescaped
+from harness.core.text import printable
+
 if TYPE_CHECKING:  # types only: `--help` need not import the stages
     from harness.judge.runner import Progress as CaseProgress
     from harness.results.store import Progress
@@ -56,7 +59,7 @@ class ProgressLine:
 
     def clear(self) -> None:
         if self.tty:
-            self.stream.write(_CLEAR)
+            write_unescaped(self.stream, _CLEAR)
             self.stream.flush()
         self._last = None
 
@@ -68,8 +71,8 @@ class ProgressLine:
         return True
 
     def _draw(self, text: str, every: float) -> None:
-        if self._due(every):
-            self.stream.write(_CLEAR + text[:WIDTH])
+        if self._due(every):  # its own cursor codes, the text (a case id...) escaped
+            write_unescaped(self.stream, _CLEAR + printable(text)[:WIDTH])
             self.stream.flush()
 
     def _log(self, text: str) -> None:

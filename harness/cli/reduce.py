@@ -11,7 +11,15 @@ import sys
 from pathlib import Path
 
 from harness.cli.exit_codes import EXIT_FAIL, EXIT_PASS
-from harness.cli.options import POSTGRES, default_engines, engine_list, engine_options, parent
+from harness.cli.options import (
+    POSTGRES,
+    check_out_file,
+    default_engines,
+    engine_list,
+    engine_options,
+    parent,
+    positive_float,
+)
 from harness.core.errors import InvalidInput
 
 
@@ -19,7 +27,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     own = parent()  # its --engines defaults to the finding's engines, not ENGINES'
     own.add_argument("--engines", help="engines to run (default: those in the finding record, "
                      "else all registered)")
-    own.add_argument("--seconds", type=float, default=60.0, help="time budget (default: %(default)s)")
+    own.add_argument("--seconds", type=positive_float, default=60.0,
+                     help="time budget (default: %(default)s)")
     own.add_argument("--out", type=Path, help="where to write (default: FINDING.reduced.yaml)")
     p = sub.add_parser(
         "reduce",
@@ -45,6 +54,8 @@ def cmd_reduce(args: argparse.Namespace) -> int:
 
     if not args.path.is_file():
         raise InvalidInput("no such case file", str(args.path))
+    out = args.out or args.path.with_name(args.path.name.removesuffix(".yaml") + ".reduced.yaml")
+    check_out_file(out)
     case = load_case(args.path)
     record = case.finding or {}
     names = engine_list(args.engines) if args.engines else list(record.get("engines") or default_engines(args))
@@ -68,7 +79,6 @@ def cmd_reduce(args: argparse.Namespace) -> int:
     finally:
         for engine in engines:
             engine.close()
-    out = args.out or args.path.with_name(args.path.name.removesuffix(".yaml") + ".reduced.yaml")
     save_case(outcome.case, out, {**record, **outcome.record(args.path.name, versions), "key": key})
     before = sum(t.num_rows for t in case.tables.values())
     print(f"rows {before} -> {outcome.rows}, {outcome.reduction.attempts} attempts, "

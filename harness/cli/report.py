@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from harness.cli.exit_codes import EXIT_PASS
+from harness.cli.options import check_out_file
+from harness.cli.streams import write_unescaped
 from harness.core.errors import InvalidInput
 from harness.results.records import Record
 
@@ -55,13 +58,11 @@ def write_report(results: Sequence[Record], args: argparse.Namespace) -> None:
 
 def check_report_path(out: Path, option: str = "--report") -> None:
     """Refuse, before any work, a report path that cannot be written."""
-    if out.is_dir():
+    if os.path.isdir(out):  # pathlib's is_dir raises on a name too long
         raise InvalidInput(f"{out} is a directory; give a file name such as {out}/report.html", option)
     if out.suffix.lower() not in (".html", ".htm"):
         raise InvalidInput(f"{out}: the report is an HTML file; name it FILE.html", option)
-    parent = out.parent if str(out.parent) else Path(".")
-    if parent.exists() and not parent.is_dir():
-        raise InvalidInput(f"{parent} is not a directory", option)
+    check_out_file(out, option)
 
 
 def make_report(results: Sequence[Path], out: Path, baseline: Path | None = None,
@@ -77,7 +78,7 @@ def make_report(results: Sequence[Path], out: Path, baseline: Path | None = None
         if not path.is_dir():
             raise InvalidInput(f"{path} is not a directory", "RESULTS")
     if sys.stderr.isatty():
-        sys.stderr.write("reading results...\r")
+        write_unescaped(sys.stderr, "reading results...\r")
     return write_report_page([read_results(path) for path in results], out, baseline, title)
 
 

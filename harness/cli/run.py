@@ -11,6 +11,7 @@ from harness.cli.options import (
     FORMAT,
     POSTGRES,
     REPORT,
+    check_out_dir,
     engine_list,
     engine_options,
     exit_for_invalid,
@@ -97,7 +98,8 @@ def _run_out(args: argparse.Namespace) -> str | None:
     if args.out is None:
         return None
     out = Path(args.out)
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / RUN).exists())):
+    check_out_dir(out)
+    if out.exists() and any(out.iterdir()) and not (out / RUN).exists():
         raise InvalidInput(f"{out} exists and does not hold an earlier run; choose another "
                            "directory", "--out")
     return args.out

@@ -17,6 +17,7 @@ from harness.core.errors import InvalidInput, Unsupported
 from harness.core.model import Literal
 from harness.findings.export_expect import Expectation, case_location, expectation, loose
 from harness.findings.export_formats import TestFormat, comment
+from harness.findings.replay import replay_command
 from harness.findings.show import show
 from harness.judge.cells import rows_of
 from harness.sql import write, write_expr
@@ -58,9 +59,9 @@ def _header(case: Case, fmt: TestFormat, dialect: Dialect, expected: Expectation
     from harness.judge.runner import profile_named
 
     source = source or (str(case.path) if case.path else case.id)
-    lines = [f"# Exported by window-harness from case {case.id} ({source}).",
+    lines = [comment(f"# Exported by window-harness from case {case.id} ({source})."),
              comment(f"# {case.description}"),
-             f"# Reproduce: window-harness replay {source} --engines reference,{fmt.engine}"]
+             f"# Reproduce: {replay_command(source, [fmt.engine])}"]
     if expected.error is not None:
         lines.append(comment(f"# The query must fail, being invalid by definition: {expected.error}"))
     else:

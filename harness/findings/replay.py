@@ -23,6 +23,7 @@ from harness.cases.case import Case, case_id, load_case
 from harness.core.errors import EvaluationError, InvalidInput, ReferenceGap
 from harness.core.model import Select
 from harness.core.semantics import SemanticsProfile
+from harness.core.text import shell_command
 from harness.engines.base import Engine
 from harness.findings.replay_diff import Answer, Changed, Diff, diff, user_answer
 from harness.judge.cells import hashable
@@ -32,9 +33,17 @@ from harness.judge.oracle import Oracle
 from harness.judge.runner import Result, RunResults, profile_named, run_case, start_engines
 
 __all__ = ["Answer", "Changed", "Diff", "EngineReplay", "Replay", "diff", "finding_engines",
-           "load_one", "replay", "user_answer"]
+           "load_one", "replay", "replay_command", "user_answer"]
 
 _REFERENCE = "reference"
+
+
+def replay_command(path: str | Path, engines: Sequence[str]) -> str:
+    """The `window-harness replay` command of the case file `path` on the reference
+    and `engines`, as one line to paste into a shell: a file name such as
+    `a$(touch x).yaml` is quoted, never run (`core.text.shell_command`)."""
+    names = ",".join(dict.fromkeys([_REFERENCE, *engines]))
+    return shell_command(["window-harness", "replay", str(path), "--engines", names])
 
 
 # ---------------------------------------------------------------------------

@@ -19,6 +19,8 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 
+from harness.core.text import printable
+from harness.findings.replay import replay_command
 from harness.gate.judge import ABDifference, Item
 from harness.gate.run import GateResult
 
@@ -36,6 +38,7 @@ def write_junit(result: GateResult, path: Path) -> None:
     for key, value in totals.items():
         root.set(key, str(value))
     root.set("time", f"{result.wall_seconds:.1f}")
+    _xml_safe(root)
     ET.indent(root)
     path.parent.mkdir(parents=True, exist_ok=True)
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
@@ -130,19 +133,23 @@ def _failure_text(item: Item) -> str:
     if item.diff:
         parts.append(item.diff.rstrip())
     if item.file:
-        parts.append(f"replay: window-harness replay {item.file} --engines reference,{item.engine}")
-    return _xml_safe("\n\n".join(parts))
+        parts.append(f"replay: {replay_command(item.file, [item.engine])}")
+    return "\n\n".join(parts)
 
 
 def _one_line(text: str, limit: int = 300) -> str:
     line = " ".join(text.split())
-    return _xml_safe(line if len(line) <= limit else line[: limit - 1] + "…")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _xml_safe(text: str) -> str:
-    """XML 1.0 cannot hold most control characters, which engine messages and data can."""
-    return "".join(c if _allowed(ord(c)) else f"\\x{ord(c):02x}" for c in text)
+def _xml_safe(root: ET.Element) -> None:
+    """Every text and attribute of the tree made valid XML 1.0, which cannot hold most
+    control characters; case ids, file names, engine messages and data can
+    (`core.text.printable` writes them as visible escapes such as \\x1b)."""
+    for element in root.iter():
+        if element.text:
+            element.text = printable(element.text, _XML_KEEP)
+        element.attrib = {key: printable(value, _XML_KEEP) for key, value in element.attrib.items()}
 
 
-def _allowed(o: int) -> bool:
-    return o in (0x9, 0xA, 0xD) or 0x20 <= o <= 0xD7FF or 0xE000 <= o <= 0xFFFD or o >= 0x10000
+_XML_KEEP = "\t\n\r"  # the only control characters XML 1.0 allows

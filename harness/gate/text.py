@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import TextIO
 
+from harness.findings.replay import replay_command
 from harness.gate.judge import CONFORMING_VALUES, Item
 from harness.gate.run import GateResult
 
@@ -88,7 +89,7 @@ def _write_failure(item: Item, baseline, out: TextIO) -> None:
     if item.diff:
         out.write("".join(f"  {line}\n" for line in item.diff.rstrip().splitlines()))
     if item.file:
-        out.write(f"    replay: window-harness replay {item.file} --engines reference,{item.engine}\n")
+        out.write(f"    replay: {replay_command(item.file, [item.engine])}\n")
     case = f"case: {item.case_id}, " if item.source == "corpus" else ""
     out.write(f"    if this difference is expected, add an entry to {baseline} with "
               f"engine: {item.engine.partition('@')[0]} and match: {{{case}verdict: {item.verdict}, ...}}\n")

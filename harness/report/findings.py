@@ -34,12 +34,12 @@ def _badge(finding: Finding) -> Markup:
 
 
 def _meta(finding: Finding, record: dict) -> Markup:
+    from harness.findings.replay import replay_command
     from harness.results.rundir import shown_path
 
     shown = shown_path(finding.replay) if finding.replay else None
     engines = [finding.engine] if finding.engine != "reference" else list(record.get("engines", {}))
-    replay = (f"window-harness replay {shown} --engines "
-              + ",".join(dict.fromkeys(["reference", *[e for e in engines if e != "reference"]])))
+    replay = replay_command(shown, engines) if shown else None
     cases = ", ".join(finding.cases[:8]) + (f", … ({finding.count} in all)" if finding.count > 8 else "")
     items = [("engine", h("b", {}, finding.engine)), ("verdict", finding.verdict),
              ("classification", finding.classification or "?"),
