@@ -17,6 +17,7 @@ window's sort starts from the input order, never from an earlier window's.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -82,9 +83,9 @@ class SortedWindow:
     partitions: list[SortedPartition]
     specs: list[SortSpec]
     key_types: list[SqlType | None]
-    # The frames of a partition as runs, by frame and partition number: the
-    # window expressions over one window and one frame find them once.
-    runs: dict[tuple, PartitionRuns] = field(default_factory=dict)
+    # The frames of each partition as runs, by frame and partition number:
+    # the window expressions over one window and one frame find them once.
+    runs: dict[tuple, dict[int, PartitionRuns]] = field(default_factory=dict)
     rows: dict[int, list[Row]] = field(default_factory=dict)
 
     def partition_rows(self, rel: Relation, n: int) -> list[Row]:
@@ -93,14 +94,20 @@ class SortedWindow:
             self.rows[n] = list(map(rel.rows.__getitem__, self.partitions[n].rows))
         return self.rows[n]
 
-    def frame_runs(self, frame: FrameDef, n: int) -> PartitionRuns:
-        """`partition_runs(frame, part)` for the n-th partition."""
+    def frame_runs(self, frame: FrameDef) -> Callable[[int], PartitionRuns]:
+        """`partition_runs(frame, part)` of the n-th partition, as a function of n."""
         # Equal offsets of other types (1 and 1.0) move a RANGE bound by other
         # arithmetic (a float's rounds), so the types are part of the key.
-        key = (frame, type(frame.start.offset), type(frame.end.offset), n)
-        if key not in self.runs:
-            self.runs[key] = partition_runs(frame, self.partitions[n])
-        return self.runs[key]
+        found = self.runs.setdefault(
+            (frame, type(frame.start.offset), type(frame.end.offset)), {}
+        )
+
+        def runs_of(n: int) -> PartitionRuns:
+            if n not in found:
+                found[n] = partition_runs(frame, self.partitions[n])
+            return found[n]
+
+        return runs_of
 
 
 def apply_windows(
@@ -269,10 +276,11 @@ def _evaluate_aggregate(
     # Only float results have magnitudes (see `_with_columns`).
     floats = agg.result_type is not None and agg.result_type.is_float
     magnitudes: list | None = [None] * len(rel.rows) if floats else None
+    runs_of = window.frame_runs(frame)
     for n, part in enumerate(window.partitions):
         rows = window.partition_rows(rel, n)
         try:
-            runs = window.frame_runs(frame, n)
+            runs = runs_of(n)
         except HarnessError:
             agg.prepare_rows(rows)  # the definition prepares the rows first: their error comes first
             raise
@@ -298,11 +306,12 @@ def _evaluate_window_function(
         args[2] = Compiled(converted(args[2], result_type), result_type)
     function = WINDOW_FUNCTIONS[call.name]
     by_runs = WINDOW_FUNCTIONS_BY_RUNS.get(call.name)
+    runs_of = window.frame_runs(frame)
     values: list = [None] * len(rel.rows)
     for n, part in enumerate(window.partitions):
         rows = window.partition_rows(rel, n)
         arg_values = [list(map(a.fn, rows)) for a in args]
-        runs = _runs_or_none(window, frame, n) if by_runs is not None else None
+        runs = _runs_or_none(runs_of, n) if by_runs is not None else None
         frame_of = partial(frame_positions, frame, part)
         w = WindowCall(call, part, arg_values, frame_of, result_type, runs)
         row_value = function if runs is None else by_runs
@@ -311,11 +320,11 @@ def _evaluate_window_function(
     return WindowResult(values, result_type)
 
 
-def _runs_or_none(window: SortedWindow, frame: FrameDef, n: int) -> PartitionRuns | None:
+def _runs_or_none(runs_of: Callable[[int], PartitionRuns], n: int) -> PartitionRuns | None:
     """The n-th partition's frames as runs, or None where finding them raises:
     the definition then finds each row's frame as it reads it, and raises where it does."""
     try:
-        return window.frame_runs(frame, n)
+        return runs_of(n)
     except HarnessError:
         return None
 
