@@ -1,15 +1,22 @@
-"""How long the reference takes: over a large table with sliding frames, or
-per evaluation on the small queries of a fuzzing campaign.
+"""How long the reference takes: over a large table with sliding frames or
+with frames spanning the partition, or per evaluation on the small queries
+of a fuzzing campaign.
 
 `--workload large` (the default): a 100,000-row table, one query with a
 sliding ROWS frame, a RANGE frame and a GROUPS frame, three functions over
 each, evaluated in under 60 s on a 2-core machine (the target).
+`--workload million`: the same query over 1,000,000 rows, same target.
+`--workload whole-frame`: a 200,000-row table, one query with eight window
+expressions (max, min, sum, count, avg, first_value, last_value, nth_value)
+over six windows whose frames span the whole partition (up to the whole
+table) or a peer group, or grow or shrink with it; same target.
 
-    .venv/bin/python bench/reference_speed.py [--rows N] [--runs N] [--warmup]
-        [--seed N] [--target SECONDS]
+    .venv/bin/python bench/reference_speed.py [--workload large|million|whole-frame]
+        [--rows N] [--runs N] [--warmup] [--seed N] [--target SECONDS]
 
-Prints the median wall time of the evaluations and the peak memory of the
-process; exits 1 when the median is over the target.
+Prints the median wall time of the evaluations (and their CPU time, steadier
+on a busy machine) and the peak memory of the process; exits 1 when the
+median wall time is over the target.
 
 `--workload campaign`: what a campaign asks of the reference. Generated
 shapes with 20-row tables and 3 window expressions, each with 20 sibling
@@ -76,6 +83,48 @@ WINDOW w_rows   AS (PARTITION BY k ORDER BY o ASC NULLS LAST, id ASC NULLS LAST
 """
 
 
+# Frames over the whole partition (no ORDER BY, or UNBOUNDED both ways), over
+# peer groups (o has rows/200 values, so ~50 peers per value in each of the
+# four partitions of `k % 4`), and growing or shrinking with the peer group
+# (the default frame, and CURRENT ROW .. UNBOUNDED FOLLOWING); half over the
+# whole table as one partition.
+WHOLE_FRAME_QUERY = """
+SELECT id,
+       max(f)          OVER ()       AS table_max_f,
+       min(v)          OVER w_whole  AS whole_min_v,
+       sum(f)          OVER w_peers  AS peers_sum_f,
+       count(v)        OVER w_upto   AS upto_count_v,
+       avg(v)          OVER w_rest   AS rest_avg_v,
+       first_value(f)  OVER w_range  AS range_first_f,
+       last_value(v) IGNORE NULLS OVER w_range AS range_last_v,
+       nth_value(f, 3) OVER w_range  AS range_third_f
+FROM t
+WINDOW w_whole AS (PARTITION BY k % 4 ORDER BY o
+                   ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING),
+       w_peers AS (PARTITION BY k % 4 ORDER BY o RANGE BETWEEN CURRENT ROW AND CURRENT ROW),
+       w_upto  AS (ORDER BY o),
+       w_rest  AS (ORDER BY o RANGE BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING),
+       w_range AS (PARTITION BY k % 4 ORDER BY o
+                   RANGE BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+"""
+
+
+@dataclass(frozen=True)
+class Workload:
+    query: str
+    rows: int
+    what: str
+
+
+WORKLOADS = {
+    "large": Workload(QUERY, 100_000, "9 window expressions (ROWS, RANGE, GROUPS)"),
+    "million": Workload(QUERY, 1_000_000, "9 window expressions (ROWS, RANGE, GROUPS)"),
+    "whole-frame": Workload(
+        WHOLE_FRAME_QUERY, 200_000, "8 window expressions over whole-partition and peer frames"
+    ),
+}
+
+
 def make_table(rows: int, seed: int) -> pa.Table:
     """id unique; k ~100 partitions; v integer with ~10% NULLs; f double;
     o an integer order key with ties (about 2 rows per value in a partition)
@@ -101,18 +150,19 @@ def make_table(rows: int, seed: int) -> pa.Table:
     )
 
 
-def time_once(query: Query, data: pa.Table) -> float:
-    start = time.perf_counter()
+def time_once(query: Query, data: pa.Table) -> tuple[float, float]:
+    """The wall time and the CPU time of one evaluation."""
+    start, start_cpu = time.perf_counter(), time.process_time()
     result = evaluate(query, {"t": data})
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - start_cpu
     assert result.table.num_rows == data.num_rows
-    return elapsed
+    return elapsed, cpu
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--workload", choices=["large", "campaign"], default="large")
-    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--workload", choices=[*WORKLOADS, "campaign"], default="large")
+    parser.add_argument("--rows", type=int, default=None, help="default: the workload's")
     parser.add_argument("--runs", type=int, default=None, help="timed runs; the median is reported")
     parser.add_argument("--warmup", action="store_true", help="one untimed run first")
     parser.add_argument("--seed", type=int, default=20240601)
@@ -123,18 +173,22 @@ def main(argv: list[str] | None = None) -> int:
     if args.workload == "campaign":
         return campaign(args.groups, args.siblings, args.runs or 5)
     args.runs = args.runs or 1
+    workload = WORKLOADS[args.workload]
+    rows = args.rows or workload.rows
 
-    data = make_table(args.rows, args.seed)
-    query = parse(QUERY)
+    data = make_table(rows, args.seed)
+    query = parse(workload.query)
     if args.warmup:
         time_once(query, data)
-    times = [time_once(query, data) for _ in range(args.runs)]
+    runs = [time_once(query, data) for _ in range(args.runs)]
+    times = [wall for wall, _ in runs]
     median = statistics.median(times)
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     print(
-        f"reference, {args.rows} rows, 9 window expressions (ROWS, RANGE, GROUPS): "
+        f"reference, {args.workload} workload, {rows} rows, {workload.what}: "
         f"median {median:.2f} s over {len(times)} run(s) "
-        f"[{', '.join(f'{t:.2f}' for t in times)}]; target {args.target:g} s; "
+        f"[{', '.join(f'{t:.2f}' for t in times)}], CPU median "
+        f"{statistics.median(cpu for _, cpu in runs):.2f} s; target {args.target:g} s; "
         f"peak memory {peak_mib:.0f} MiB"
     )
     if median > args.target:

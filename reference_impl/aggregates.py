@@ -88,6 +88,18 @@ class CompiledAggregate:
         args = tuple([a.fn(row) for a in [*self.within, *self.args]])
         return AggregateInput(args, keep, tuple([k.fn(row) for k in self.order]))
 
+    def prepare_rows(self, rows: Sequence[Row]) -> list[AggregateInput]:
+        """`[self.prepare(row) for row in rows]`, with the lookups made once (a
+        window aggregate prepares every row of its input): the same calls in
+        the same order, so the same first error."""
+        if self.filter is not None or self.order:
+            return [self.prepare(row) for row in rows]
+        fns = [a.fn for a in [*self.within, *self.args]]
+        if len(fns) == 1:
+            (fn,) = fns
+            return [AggregateInput((fn(row),), True, ()) for row in rows]
+        return [AggregateInput(tuple([f(row) for f in fns]), True, ()) for row in rows]
+
     def evaluate(self, inputs: Sequence[AggregateInput]) -> tuple[object, float | None]:
         """The aggregate over `inputs` (in the order given), and its magnitude."""
         kept = [x for x in inputs if x.keep]

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import partial
 
 from harness.core import types as T
 from harness.core.errors import EvaluationError, ReferenceGap
@@ -166,33 +167,101 @@ def frame_positions(frame: FrameDef, part: SortedPartition, i: int) -> list[int]
 
 
 # Fast path: the window operator wants the frame of every row of a partition,
-# and `frame_positions` finds each through several calls. Here the bounds
-# that do not depend on the row (UNBOUNDED) are filled in at once, the others
-# come from the same per-row functions, and a frame without exclusion is its
-# extent. tests/test_reference_speed.py checks it against `frame_positions`.
+# and `frame_positions` finds each through several calls and lists each of
+# its positions, so that frames spanning the partition or a large part of it
+# cost the square of its size. Here the bounds that do not depend on the row
+# (UNBOUNDED) are filled in at once, the others come from the same per-row
+# functions, and each frame is given as runs of consecutive positions: the
+# extent, less the excluded rows (the current row, or its peers but perhaps
+# the current row), is at most three runs. tests/test_reference_speed.py
+# checks that the runs hold exactly the positions of `frame_positions`.
+
+Run = tuple[int, int]  # the positions start..end-1, start < end
+Runs = tuple[Run, ...]  # in window order
 
 
-def partition_frames(frame: FrameDef, part: SortedPartition) -> Iterator[list[int]]:
-    """`frame_positions(frame, part, i)` for each position i of the partition,
-    in turn (a frame list is made when it is asked for: all of them at once
-    would take memory quadratic in the partition's size)."""
-    starts = _bounds(frame, frame.start, part, _START[frame.mode])
-    ends = _bounds(frame, frame.end, part, _END[frame.mode])
+class PartitionRuns(Sequence[Runs]):
+    """The frame of each position of a partition, as runs (`partition_runs`).
+
+    `extents`: where no row is excluded, each frame is its extent, and these
+    are the starts and ends of all of them (an end never before its start),
+    which the window operator's fast paths read without making a tuple per row.
+    """
+
+    def __init__(self, starts: list[int], ends: list[int], excluded: list[Runs] | None) -> None:
+        self.extents = None if excluded is not None else (starts, ends)
+        self._excluded = excluded
+        self._starts, self._ends = starts, ends
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def __getitem__(self, i: int) -> Runs:  # type: ignore[override]
+        if self._excluded is not None:
+            return self._excluded[i]
+        start, end = self._starts[i], self._ends[i]
+        return ((start, end),) if start < end else ()
+
+
+def partition_runs(frame: FrameDef, part: SortedPartition) -> PartitionRuns:
+    """The positions of `frame_positions(frame, part, i)` as runs, for each
+    position i of the partition: two ints per run, whatever the frame's size."""
+    starts = _bounds(frame, frame.start, part, end=False)
+    ends = list(map(max, starts, _bounds(frame, frame.end, part, end=True)))  # a frame whose start lies after its end is empty
     if frame.exclusion in (None, Exclusion.NO_OTHERS):
-        return (list(range(start, end)) for start, end in zip(starts, ends, strict=True))
-    return (
-        _exclude(frame.exclusion, range(start, max(start, end)), part, i)
+        return PartitionRuns(starts, ends, None)
+    excluded = [
+        _runs_excluding(frame.exclusion, start, end, part, i)
         for i, (start, end) in enumerate(zip(starts, ends, strict=True))
-    )
+    ]
+    return PartitionRuns(starts, ends, excluded)
 
 
-def _bounds(frame: FrameDef, b: FrameBound, part: SortedPartition, at: _BoundAt) -> list[int]:
+def _runs_excluding(exclusion: Exclusion, start: int, end: int, part: SortedPartition, i: int) -> Runs:
+    """The extent start..end-1 less what `_exclude` takes out, as runs."""
+    if exclusion is Exclusion.CURRENT_ROW:
+        kept = ((start, min(end, i)), (max(start, i + 1), end))
+    else:
+        peer_start, peer_end = part.peer_start(i), part.peer_end(i)
+        before, after = (start, min(end, peer_start)), (max(start, peer_end), end)
+        # EXCLUDE TIES takes out the peers but the current row, which lies between.
+        current = (max(start, i), min(end, i + 1))
+        kept = (before, after) if exclusion is Exclusion.GROUP else (before, current, after)
+    return tuple(run for run in kept if run[0] < run[1])
+
+
+def run_positions(runs: Runs) -> list[int]:
+    """The positions the runs hold, in window order."""
+    return [p for start, end in runs for p in range(start, end)]
+
+
+def _bounds(frame: FrameDef, b: FrameBound, part: SortedPartition, end: bool) -> list[int]:
+    """Where each row's frame starts (or ends, one past its last position):
+    what `_START` (or `_END`) finds, with the loop over rows made once for
+    ROWS and GROUPS bounds and CURRENT ROW (the peer group's ends)."""
     n = part.size
     if b.kind is BoundKind.UNBOUNDED_PRECEDING:
         return [0] * n
     if b.kind is BoundKind.UNBOUNDED_FOLLOWING:
         return [n] * n
-    return [at(frame, b, part, i) for i in range(n)]
+    if frame.mode is FrameMode.RANGE and b.kind is not BoundKind.CURRENT_ROW:
+        fast = _integer_range_bounds(frame, b, part, end)
+        if fast is not None:
+            return fast
+        return [_range_edge(frame, part, _range_target(frame, b, key[0]), end) for key in part.keys]
+    # Rows (or peer groups) away from the current one: an int, as RANGE CURRENT ROW's 0.
+    shift: int = 0 if b.kind is BoundKind.CURRENT_ROW else b.offset if b.kind is F else -b.offset  # type: ignore[assignment, operator]
+    if frame.mode is FrameMode.ROWS:  # the row `shift` rows away, or the partition's edge
+        past = int(end)
+        return [min(n, max(0, i + shift + past)) for i in range(n)]
+    # GROUPS, and RANGE CURRENT ROW: the group `shift` groups away, or the
+    # partition's edge; found per peer group.
+    groups, side, last = part.groups, int(end), len(part.groups) - 1
+    per_group = [
+        groups[g + shift][side] if 0 <= g + shift <= last else (0 if g + shift < 0 else n)
+        for g in range(len(groups))
+    ]
+    return list(map(per_group.__getitem__, part.group_of))
 
 
 def _rows_start(frame: FrameDef, b: FrameBound, part: SortedPartition, i: int) -> int:
@@ -345,6 +414,30 @@ def _range_edge_by_collation(
         return (bisect_right if after else bisect_left)(ascending, target_key)
     # The window order is by descending value: `ascending` is it reversed.
     return part.size - (bisect_left if after else bisect_right)(ascending, target_key)
+
+
+def _integer_range_bounds(
+    frame: FrameDef, b: FrameBound, part: SortedPartition, after: bool
+) -> list[int] | None:
+    """`_range_edge_by_collation` for every row at once, where the ORDER BY
+    key's values are ints and the offset one: each row's target is then its
+    key plus or minus the offset (`_range_target`), whose collation key is
+    (1, 0, target) (`order_key`), or NULL's; None elsewhere."""
+    spec = frame.key_spec
+    assert spec is not None
+    column = part.first_key_collation(spec.descending)
+    if column is None or type(b.offset) is not int or column[1] not in (None, "number"):
+        return None
+    keys = [key[0] for key in part.keys]
+    if not all(type(k) is int for k in keys if k is not None):
+        return None
+    shift = b.offset if (b.kind is F) != spec.descending else -b.offset
+    null = null_collation(spec)
+    targets = [null if k is None else (1, 0, k + shift) for k in keys]
+    if not spec.descending:
+        return list(map(partial(bisect_right if after else bisect_left, column[0]), targets))
+    edges = map(partial(bisect_left if after else bisect_right, column[0]), targets)
+    return [part.size - edge for edge in edges]
 
 
 def _target_collation(target: object, spec: SortSpec, family: str | None) -> tuple | None:

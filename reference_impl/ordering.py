@@ -204,21 +204,29 @@ def sort_partition(
     order = sort_order(keys, specs, collated)
     sorted_rows = [rows[i] for i in order]
     sorted_keys = [keys[i] for i in order]
-    if collated is None:
-
-        def peers(a: int, b: int) -> bool:
-            return compare_keys(keys[a], keys[b], specs) == 0
-    else:
-
-        def peers(a: int, b: int) -> bool:
-            return collated[a] == collated[b]
-
+    if collated is not None:
+        return _collated_partition(sorted_rows, sorted_keys, [collated[i] for i in order])
     groups: list[tuple[int, int]] = []
     group_of: list[int] = []
     for p, i in enumerate(order):
-        if not groups or not peers(order[groups[-1][0]], i):
+        if not groups or compare_keys(keys[order[groups[-1][0]]], keys[i], specs) != 0:
             groups.append((p, p))
         groups[-1] = (groups[-1][0], p + 1)
         group_of.append(len(groups) - 1)
-    sorted_collated = None if collated is None else [collated[i] for i in order]
-    return SortedPartition(sorted_rows, sorted_keys, groups, group_of, sorted_collated)
+    return SortedPartition(sorted_rows, sorted_keys, groups, group_of, None)
+
+
+# Fast path for the peer groups of a partition sorted by collation keys: a
+# group starts where a position's key differs from the one before, which
+# (equality of collation keys being transitive, as `compare`'s is) is where it
+# differs from the group's first. tests/test_reference_speed.py checks
+# `sort_partition` against the definition.
+
+
+def _collated_partition(rows: list[int], keys: list[tuple], collated: list[tuple]) -> SortedPartition:
+    """The peer groups of sorted rows, from their collation keys."""
+    starts = [p for p in range(len(collated)) if p == 0 or collated[p] != collated[p - 1]]
+    ends = [*starts[1:], len(collated)][: len(starts)]  # no rows, no group
+    groups = list(zip(starts, ends, strict=True))
+    group_of = [g for g, (start, end) in enumerate(groups) for _ in range(end - start)]
+    return SortedPartition(rows, keys, groups, group_of, collated)

@@ -18,13 +18,16 @@ definitions follow the standard's <window function>:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
+from itertools import accumulate
 
 from harness.core.errors import EvaluationError, ReferenceGap
 from harness.core.model import FuncCall, NullTreatment
 from harness.core.semantics import NthValueBelowOne
 from harness.core.types import SqlType
+from reference_impl.frames import Runs
 from reference_impl.ordering import SortedPartition
 from reference_impl.profile import active_profile
 
@@ -38,10 +41,19 @@ class WindowCall:
     args: list[list[object]]  # args[k][p]: argument k evaluated on the row at position p
     frame: Callable[[int], list[int]]  # the frame of the row at a position
     result_type: SqlType | None
+    runs: Sequence[Runs] | None = None  # the frame of each position as runs (the fast path)
 
     @property
     def ignore_nulls(self) -> bool:
         return self.call.null_treatment is NullTreatment.IGNORE
+
+    @cached_property
+    def non_null(self) -> tuple[list[int], list[int]]:
+        """The positions whose first argument is not NULL, and before[p]: how
+        many of them lie before position p."""
+        flags = [v is not None for v in self.args[0]]
+        positions = [p for p, flag in enumerate(flags) if flag]
+        return positions, [0, *accumulate(flags)]
 
 
 # ---------------------------------------------------------------------------
@@ -166,6 +178,52 @@ def nth_value(w: WindowCall, i: int) -> object:
     return w.args[0][positions[n - 1]] if n <= len(positions) else None
 
 
+# Fast path: the value functions read one position of the frame, which
+# `frame_positions` lists in full (the cost of the frame's size, for each
+# row). The frame's runs find the n-th position from either end at once, and
+# with IGNORE NULLS the n-th non-NULL one, through the non-NULL positions
+# counted before each position. tests/test_reference_frame_speed.py checks them
+# against the definitions above.
+
+
+def _nth_position(w: WindowCall, i: int, n: int, from_last: bool) -> int | None:
+    """`_frame_values(w, i)[n - 1]` (of the reversed list, `from_last`), None
+    when there are fewer than n; n >= 1."""
+    runs = w.runs[i]  # type: ignore[index]
+    positions = None
+    if w.ignore_nulls:
+        # The non-NULL positions in each run, as runs of indexes into them.
+        positions, before = w.non_null
+        runs = tuple((before[start], before[end]) for start, end in runs)
+    for start, end in reversed(runs) if from_last else runs:
+        if n <= end - start:
+            k = end - n if from_last else start + n - 1
+            return k if positions is None else positions[k]
+        n -= end - start
+    return None
+
+
+def _value_at(w: WindowCall, p: int | None) -> object:
+    return None if p is None else w.args[0][p]
+
+
+def first_value_by_runs(w: WindowCall, i: int) -> object:
+    return _value_at(w, _nth_position(w, i, 1, from_last=False))
+
+
+def last_value_by_runs(w: WindowCall, i: int) -> object:
+    return _value_at(w, _nth_position(w, i, 1, from_last=True))
+
+
+def nth_value_by_runs(w: WindowCall, i: int) -> object:
+    n, from_last = _nth_row(w.args[1][i]), bool(w.call.from_last)
+    if n is None:
+        return None
+    if n < 0:
+        n, from_last = -n, not from_last
+    return _value_at(w, _nth_position(w, i, n, from_last))
+
+
 def _nth_row(value: object) -> int | None:
     """nth_value's n, as the profile reads n < 1: the standard's data exception,
     NULL (None), or -k counting from the end (0 is NULL there)."""
@@ -188,4 +246,11 @@ WINDOW_FUNCTIONS: dict[str, Callable[[WindowCall, int], object]] = {
     "first_value": first_value,
     "last_value": last_value,
     "nth_value": nth_value,
+}
+
+# The fast paths, for a WindowCall with `runs`.
+WINDOW_FUNCTIONS_BY_RUNS: dict[str, Callable[[WindowCall, int], object]] = {
+    "first_value": first_value_by_runs,
+    "last_value": last_value_by_runs,
+    "nth_value": nth_value_by_runs,
 }

@@ -16,10 +16,12 @@ window's sort starts from the input order, never from an earlier window's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import partial
 
-from harness.core.errors import EvaluationError, InvalidInput
+from harness.core.errors import EvaluationError, HarnessError, InvalidInput
 from harness.core.functions import FunctionKind, FunctionSpec, is_order_sensitive, lookup
 from harness.core.model import (
     Column,
@@ -37,11 +39,13 @@ from reference_impl.compiled import Compiled, converted
 from reference_impl.context import Context
 from reference_impl.evaluation import WindowKey
 from reference_impl.expressions import compile_expr
+from reference_impl.frame_aggregates import each_frame, frames_at_once
 from reference_impl.frames import (
     FrameDef,
     OffsetOutOfRange,
+    PartitionRuns,
     frame_positions,
-    partition_frames,
+    partition_runs,
     resolve_frame,
 )
 from reference_impl.memo import per_node
@@ -52,10 +56,10 @@ from reference_impl.ordering import (
     sort_partition,
     sort_spec,
 )
-from reference_impl.relation import Field, Relation
+from reference_impl.relation import Field, Relation, Row
 from reference_impl.rewrite import Replacement, Rewrite, outer_children
 from reference_impl.values import row_key
-from reference_impl.window_functions import WINDOW_FUNCTIONS, WindowCall
+from reference_impl.window_functions import WINDOW_FUNCTIONS, WINDOW_FUNCTIONS_BY_RUNS, WindowCall
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,31 @@ class SortedWindow:
     partitions: list[SortedPartition]
     specs: list[SortSpec]
     key_types: list[SqlType | None]
+    # The frames of each partition as runs, by frame and partition number:
+    # the window expressions over one window and one frame find them once.
+    runs: dict[tuple, dict[int, PartitionRuns]] = field(default_factory=dict)
+    rows: dict[int, list[Row]] = field(default_factory=dict)
+
+    def partition_rows(self, rel: Relation, n: int) -> list[Row]:
+        """The rows of the n-th partition, in window order (`rel`: the input)."""
+        if n not in self.rows:
+            self.rows[n] = list(map(rel.rows.__getitem__, self.partitions[n].rows))
+        return self.rows[n]
+
+    def frame_runs(self, frame: FrameDef) -> Callable[[int], PartitionRuns]:
+        """`partition_runs(frame, part)` of the n-th partition, as a function of n."""
+        # Equal offsets of other types (1 and 1.0) move a RANGE bound by other
+        # arithmetic (a float's rounds), so the types are part of the key.
+        found = self.runs.setdefault(
+            (frame, type(frame.start.offset), type(frame.end.offset)), {}
+        )
+
+        def runs_of(n: int) -> PartitionRuns:
+            if n not in found:
+                found[n] = partition_runs(frame, self.partitions[n])
+            return found[n]
+
+        return runs_of
 
 
 def apply_windows(
@@ -244,18 +273,24 @@ def _evaluate_aggregate(
 ) -> WindowResult:
     agg = compile_aggregate(plan.func, rel, ctx.profile)
     values: list = [None] * len(rel.rows)
-    magnitudes: list = [None] * len(rel.rows)
-    for part in window.partitions:
-        prepared = [agg.prepare(rel.rows[r]) for r in part.rows]
-        # Rows with the same frame (all peers in a RANGE frame, every row of a
-        # whole-partition frame) share one computation.
-        by_frame: dict[tuple[int, ...], tuple[object, float | None]] = {}
-        frames = partition_frames(frame, part)
-        for r, frame_of_r in zip(part.rows, frames, strict=True):
-            positions = tuple(frame_of_r)
-            if positions not in by_frame:
-                by_frame[positions] = agg.evaluate([prepared[p] for p in positions])
-            values[r], magnitudes[r] = by_frame[positions]
+    # Only float results have magnitudes (see `_with_columns`).
+    floats = agg.result_type is not None and agg.result_type.is_float
+    magnitudes: list | None = [None] * len(rel.rows) if floats else None
+    runs_of = window.frame_runs(frame)
+    for n, part in enumerate(window.partitions):
+        rows = window.partition_rows(rel, n)
+        try:
+            runs = runs_of(n)
+        except HarnessError:
+            agg.prepare_rows(rows)  # the definition prepares the rows first: their error comes first
+            raise
+        columns = frames_at_once(agg, rows, runs)
+        if columns is None:
+            columns = each_frame(agg, agg.prepare_rows(rows), runs)
+        # Each row's value into its place (the loop in C).
+        deque(map(values.__setitem__, part.rows, columns[0]), maxlen=0)
+        if magnitudes is not None:
+            deque(map(magnitudes.__setitem__, part.rows, columns[1]), maxlen=0)
     return WindowResult(values, agg.result_type, magnitudes)
 
 
@@ -270,13 +305,28 @@ def _evaluate_window_function(
         # The default stands in for the value, so it takes the value's type.
         args[2] = Compiled(converted(args[2], result_type), result_type)
     function = WINDOW_FUNCTIONS[call.name]
+    by_runs = WINDOW_FUNCTIONS_BY_RUNS.get(call.name)
+    runs_of = window.frame_runs(frame)
     values: list = [None] * len(rel.rows)
-    for part in window.partitions:
-        arg_values = [[a.fn(rel.rows[r]) for r in part.rows] for a in args]
-        w = WindowCall(call, part, arg_values, partial(frame_positions, frame, part), result_type)
+    for n, part in enumerate(window.partitions):
+        rows = window.partition_rows(rel, n)
+        arg_values = [list(map(a.fn, rows)) for a in args]
+        runs = _runs_or_none(runs_of, n) if by_runs is not None else None
+        frame_of = partial(frame_positions, frame, part)
+        w = WindowCall(call, part, arg_values, frame_of, result_type, runs)
+        row_value = function if runs is None else by_runs
         for i, r in enumerate(part.rows):
-            values[r] = function(w, i)
+            values[r] = row_value(w, i)  # type: ignore[misc]
     return WindowResult(values, result_type)
+
+
+def _runs_or_none(runs_of: Callable[[int], PartitionRuns], n: int) -> PartitionRuns | None:
+    """The n-th partition's frames as runs, or None where finding them raises:
+    the definition then finds each row's frame as it reads it, and raises where it does."""
+    try:
+        return runs_of(n)
+    except HarnessError:
+        return None
 
 
 def _check_clauses(call: FuncCall, spec: FunctionSpec) -> None:

@@ -3,11 +3,12 @@
 Each fast path sits next to its definition in `reference_impl` (sorting by
 collation keys next to `compare_keys`, RANGE bounds by bisecting collation
 keys next to the search through `compare`, the frames of a whole partition
-next to `frame_positions`, integer variance next to Fraction variance, the
-query analyses remembered per node next to their computation). Here each is
-checked against its definition on random values, and the whole reference
-with every fast path on against the reference with them all off, on
-generated cases.
+as runs next to `frame_positions`, integer variance next to Fraction
+variance, the query analyses remembered per node next to their computation).
+Here each is checked against its definition on random values, and the whole
+reference with every fast path on against the reference with them all off,
+on generated cases. The window aggregates and value functions over runs have
+their own module (test_reference_frame_speed.py).
 
 Values shrink towards small integers and short strings, lists towards
 fewer rows, sort keys towards one ASC NULLS LAST key.
@@ -67,7 +68,7 @@ from reference_impl import (
 )
 from reference_impl.aggregates import exact_variance, scaled_variance
 from reference_impl.api import Evaluation
-from reference_impl.frames import frame_positions, partition_frames, resolve_frame
+from reference_impl.frames import frame_positions, partition_runs, resolve_frame, run_positions
 from reference_impl.ordering import (
     SortSpec,
     collation_keys,
@@ -309,12 +310,42 @@ def frame_cases(draw: st.DrawFn):
     return resolve_frame(frame, [spec], [key_type]), part
 
 
+def runs_of(positions: list[int]) -> tuple[tuple[int, int], ...]:
+    """Positions in increasing order as runs of consecutive ones."""
+    runs: list[tuple[int, int]] = []
+    for p in positions:
+        if runs and runs[-1][1] == p:
+            runs[-1] = (runs[-1][0], p + 1)
+        else:
+            runs.append((p, p + 1))
+    return tuple(runs)
+
+
 @settings(max_examples=examples(400), deadline=None)
 @given(frame_cases())
-def test_partition_frames_are_each_rows_frame(case):
+def test_partition_runs_hold_each_rows_frame(case):
     frame, part = case
-    expected = [frame_positions(frame, part, i) for i in range(part.size)]
-    assert list(partition_frames(frame, part)) == expected
+    all_runs = partition_runs(frame, part)
+    assert len(all_runs) == part.size
+    for i, runs in enumerate(all_runs):
+        assert run_positions(runs) == frame_positions(frame, part, i)
+        assert all(start < end for start, end in runs)  # no empty run
+        assert all(a[1] <= b[0] for a, b in zip(runs, runs[1:], strict=False))  # in order
+        if all_runs.extents is not None:  # no row excluded: each frame is its extent
+            starts, ends = all_runs.extents
+            assert list(range(starts[i], ends[i])) == frame_positions(frame, part, i)
+            assert starts[i] <= ends[i]
+
+
+def test_a_frame_over_the_partition_is_one_run_per_row():
+    keys = [(k,) for k in [3, 1, 2, 2, 1]]
+    part = sort_partition(list(range(5)), keys, [SortSpec()])
+    whole = Frame(FrameMode.ROWS, Bound(BoundKind.UNBOUNDED_PRECEDING),
+                  Bound(BoundKind.UNBOUNDED_FOLLOWING))
+    peers = Frame(FrameMode.RANGE, Bound(BoundKind.CURRENT_ROW), Bound(BoundKind.CURRENT_ROW))
+    assert list(partition_runs(resolve_frame(whole, [SortSpec()], [T.INT64]), part)) == [((0, 5),)] * 5
+    peer_runs = partition_runs(resolve_frame(peers, [SortSpec()], [T.INT64]), part)
+    assert list(peer_runs) == [((0, 2),), ((0, 2),), ((2, 4),), ((2, 4),), ((4, 5),)]
 
 
 @settings(max_examples=examples(400), deadline=None)
@@ -435,10 +466,11 @@ def test_the_cache_starts_over_when_full():
 @contextlib.contextmanager
 def definitions_only() -> Iterator[None]:
     """The reference with its fast paths off: comparisons, sorts, peers,
-    frames, min/max and variance by their definitions, nothing remembered."""
+    frames, window aggregates and value functions, min/max and variance by
+    their definitions, nothing remembered."""
 
-    def per_row_frames(frame, part):
-        return (frame_positions(frame, part, i) for i in range(part.size))
+    def per_row_runs(frame, part):
+        return [runs_of(frame_positions(frame, part, i)) for i in range(part.size)]
 
     patches = [
         mock.patch.object(values, "_PLAINLY_ORDERED", frozenset()),
@@ -447,7 +479,9 @@ def definitions_only() -> Iterator[None]:
         mock.patch.object(ordering, "collation_keys", lambda keys, specs: None),
         mock.patch.object(windows, "collation_keys", lambda keys, specs: None),
         mock.patch.object(frames, "_range_edge_by_collation", lambda *args: None),
-        mock.patch.object(windows, "partition_frames", per_row_frames),
+        mock.patch.object(windows, "partition_runs", per_row_runs),
+        mock.patch.object(windows, "frames_at_once", lambda *args: None),
+        mock.patch.object(windows, "WINDOW_FUNCTIONS_BY_RUNS", {}),
         mock.patch.object(aggregates, "scaled_variance", exact_variance),
         mock.patch.object(memo, "_memo_of", lambda node: {}),
         mock.patch.object(relation, "KEPT_SCAN_ROWS", -1),
