@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -125,13 +126,18 @@ def test_the_listing_goes_on_past_a_bad_file(tmp_path, capsys):
 def test_the_gate_goes_on_past_a_bad_corpus_file_and_exits_2(tmp_path, capsys):
     _case(tmp_path, "a_good.yaml", GOOD_CASE)
     bad = _case(tmp_path, "b_dup.yaml", GOOD_CASE + "sql: SELECT 1 AS one\n")
+    junit = tmp_path / "junit.xml"
     code = main(["gate", "--engines", "reference", "--corpus", str(tmp_path), "--budget-seconds", "0",
-                 "--out", str(tmp_path / "gate"), "--format", "json"])
+                 "--out", str(tmp_path / "gate"), "--format", "json", "--junit", str(junit)])
     out, err = capsys.readouterr()
     assert code == 2
     assert f"{bad}: duplicate key 'sql'" in err
     assert json.loads(out)["corpus_cases"] == 1  # the good case ran, and its results are kept
     assert (tmp_path / "gate" / "gate.json").exists()
+    # CI reads the JUnit XML: the file left out is an error there too, not only on stderr.
+    root = ET.parse(junit).getroot()
+    (error,) = root.iter("error")
+    assert "duplicate key 'sql'" in error.get("message") and root.get("errors") == "1"
 
 
 def test_the_listing_reads_only_what_it_shows(tmp_path, capsys):

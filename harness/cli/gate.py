@@ -116,7 +116,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     finally:
         line.clear()
     if args.junit:
-        write_junit(result, args.junit)
+        write_junit(result, args.junit, invalid)
     if args.format == "json":
         json.dump(result.as_json(), sys.stdout, indent=2, default=str)
         print()

@@ -318,9 +318,9 @@ FORMAT = _format()
 REPORT = _report()
 
 
-def read_cases(paths: Sequence[str | Path], read: Callable | None = None) -> tuple[list, int]:
+def read_cases(paths: Sequence[str | Path], read: Callable | None = None) -> tuple[list, list[InvalidInput]]:
     """The cases of the PATH arguments (read by `read`: `load_cases` unless given), and
-    how many files are invalid: each is reported on stderr, and the command goes on
+    the errors of the invalid files: each is reported on stderr, and the command goes on
     with the others and ends with `exit_for_invalid` (exit 2). No case file at all is
     bad input."""
     from harness.cases.case import load_cases
@@ -330,14 +330,14 @@ def read_cases(paths: Sequence[str | Path], read: Callable | None = None) -> tup
         print(f"window-harness: invalid case: {e}", file=sys.stderr)
     if not cases and not errors:
         raise InvalidInput("no case files found", " ".join(map(str, paths)))
-    return cases, len(errors)
+    return cases, errors
 
 
-def exit_for_invalid(code: int, invalid: int) -> int:
+def exit_for_invalid(code: int, invalid: Sequence[InvalidInput]) -> int:
     """The command's exit code after `read_cases`: 2 when some case file was invalid
     (said again last, so it is not lost above the command's own output)."""
     if not invalid:
         return code
-    print(f"window-harness: {invalid} invalid case file(s) left out, reported above",
+    print(f"window-harness: {len(invalid)} invalid case file(s) left out, reported above",
           file=sys.stderr)
     return EXIT_BAD_INPUT

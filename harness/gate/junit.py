@@ -10,30 +10,37 @@ gate (corpus, fuzz, baseline), each <testcase> with a classname and a name.
 - an unexplained verdict, or an A/B regression, is a <failure> whose text
   holds the detail, the SQL and the diff;
 - each stale baseline entry is a testcase of the `baseline` suite: a
-  failure under --strict-baseline, else skipped.
+  failure under --strict-baseline, else skipped;
+- each case file the gate could not read is an <error> of the `case files`
+  suite (the gate exits 2 for it), so CI shows it where it shows the rest.
 """
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 
+from harness.core.errors import InvalidInput
 from harness.core.text import printable
 from harness.findings.replay import replay_command
 from harness.gate.judge import ABDifference, Item
 from harness.gate.run import GateResult
 
 
-def write_junit(result: GateResult, path: Path) -> None:
+def write_junit(result: GateResult, path: Path, invalid: Sequence[InvalidInput] = ()) -> None:
+    """`invalid`: the errors of the case files left out of the gate."""
     root = ET.Element("testsuites", name="window-harness gate")
+    if invalid:
+        _case_files_suite(root, invalid)
     _corpus_suite(root, result)
     if result.fuzz_cases:
         _fuzz_suite(root, result)
     _baseline_suite(root, result)
     totals = defaultdict(int)
     for suite in root:
-        for key in ("tests", "failures", "skipped"):
+        for key in ("tests", "failures", "errors", "skipped"):
             totals[key] += int(suite.get(key, "0"))
     for key, value in totals.items():
         root.set(key, str(value))
@@ -53,7 +60,16 @@ def _close(suite: ET.Element) -> None:
     suite.set("tests", str(len(cases)))
     suite.set("failures", str(sum(1 for c in cases if c.find("failure") is not None)))
     suite.set("skipped", str(sum(1 for c in cases if c.find("skipped") is not None)))
-    suite.set("errors", "0")
+    suite.set("errors", str(sum(1 for c in cases if c.find("error") is not None)))
+
+
+def _case_files_suite(root: ET.Element, invalid: Sequence[InvalidInput]) -> None:
+    suite = _suite(root, "case files")
+    for e in invalid:
+        file = (e.where or "").split(": ")[0]
+        case = ET.SubElement(suite, "testcase", classname="case files", name=file or str(e))
+        ET.SubElement(case, "error", message=str(e), type="invalid-case")
+    _close(suite)
 
 
 def _corpus_suite(root: ET.Element, result: GateResult) -> None:
