@@ -123,9 +123,36 @@ def test_a_second_resume_of_a_running_campaign_is_refused_until_a_kill_9_frees_i
     assert sorted(indices) == list(range(len(done) + 25))  # each case once
 
 
-def test_the_shards_of_a_killed_campaign_keep_its_directory_until_they_end(tmp_path, capsys):
-    """The parent's lock is the shards' too: a kill -9 of the parent alone leaves
-    shards that may still write, so the directory stays refused until they end."""
+def _hold(lock: object, ready: object) -> None:  # a spawned shard's part: it holds `lock`
+    ready.set()
+    time.sleep(600)
+
+
+def test_a_shard_holds_its_parents_lock_until_it_ends(tmp_path):
+    """The parent's lock is the shards' too (a shard gets the same open file), so a
+    shard still writing keeps the directory refused after its parent let go."""
+    import multiprocessing as mp
+
+    from harness.core.errors import DirectoryInUse
+    from harness.results.lock import lock_directory
+
+    ctx = mp.get_context("spawn")  # as the campaign's pool starts its shards
+    lock = lock_directory(tmp_path, "fuzz")
+    ready = ctx.Event()
+    shard = ctx.Process(target=_hold, args=(lock, ready))
+    shard.start()
+    try:
+        assert ready.wait(60)
+        lock.release()  # the parent is gone, as far as the lock can tell
+        with pytest.raises(DirectoryInUse):
+            lock_directory(tmp_path, "fuzz")
+    finally:
+        shard.kill()
+        shard.join()
+    lock_directory(tmp_path, "fuzz").release()  # the shard's end freed it
+
+
+def test_a_campaign_whose_parent_was_killed_resumes_once_its_shards_died_with_it(tmp_path, capsys):
     out = tmp_path / "c"
     first = _harness("fuzz", "--engines", ENGINES, "--seed", "6", "--cases", "1000000", "--no-reduce",
                      "--jobs", "2", "--out", str(out))
@@ -134,14 +161,10 @@ def test_the_shards_of_a_killed_campaign_keep_its_directory_until_they_end(tmp_p
         _wait_for(lambda: (out / CASES).exists() and (out / CASES).stat().st_size > 0, first,
                   "its first case")
         left = _kill9(first)
-        resume = ["fuzz", "--engines", ENGINES, "--out", str(out), "--resume", "--no-reduce", "--cases", "0"]
-        if any(Path(f"/proc/{pid}").exists() for pid in left):  # the shards outlived it
-            assert main(resume) == 2
-            assert "in use" in capsys.readouterr().err
-        _end(left)
-        for pid in left:  # gone once their parent (this test, or init) reaped them
+        for pid in left:  # the shards die with their parent (harness.core.lifeline)
             while Path(f"/proc/{pid}").exists() and "Z" not in _state(pid):
                 time.sleep(0.05)
+        resume = ["fuzz", "--engines", ENGINES, "--out", str(out), "--resume", "--no-reduce", "--cases", "0"]
         assert main(resume) in (0, 1)
     finally:
         if first.poll() is None:

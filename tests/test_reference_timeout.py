@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -15,9 +16,10 @@ import pytest
 from harness.campaign.loop import CampaignConfig, run_campaign
 from harness.cases.case import Case, load_cases
 from harness.cli.main import main
+from harness.core.errors import ReferenceTimeout
 from harness.engines.registry import get_engine
 from harness.judge.compare import Verdict
-from harness.judge.oracle import time_limit
+from harness.judge.oracle import _alarm, time_limit
 from harness.judge.runner import run_case
 
 ROWS = 2000
@@ -85,3 +87,19 @@ def test_a_campaign_bounds_the_reference_by_its_timeout(tmp_path: Path) -> None:
     run_campaign(config)
     lines = [json.loads(line) for line in (tmp_path / "c" / "cases.jsonl").read_text().splitlines()]
     assert [line["verdicts"]["reference"] for line in lines] == ["timeout", "timeout"]
+
+
+def test_a_ring_swallowed_by_a_callback_rings_again() -> None:
+    # A gc callback or a __del__ swallows what it raises ("Exception ignored in ..."):
+    # were the alarm one-shot, a ring lost that way would leave the evaluation unbounded.
+    deadline = time.monotonic() + 10
+    with pytest.raises(ReferenceTimeout), _alarm(0.05):
+        try:
+            while True:
+                pass
+        except ReferenceTimeout:
+            pass  # the first ring, swallowed
+        while time.monotonic() < deadline:
+            pass
+        pytest.fail("the alarm rang once only")
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # and stops once the block is left

@@ -25,6 +25,8 @@ from harness.core.errors import ReferenceTimeout
 from harness.core.model import Query
 from reference_impl import DEFAULT_PROFILE, Evaluation, PeerOrder, SemanticsProfile, evaluate
 
+AGAIN = 0.05  # seconds between an alarm's rings once its time is up (see `_alarm`)
+
 # One permutation of each peer group, in the reference's call order (see `by_call_index`).
 Permutations = tuple[tuple[int, ...], ...]
 
@@ -98,16 +100,25 @@ def _bounded(run: Callable[[], Evaluation]) -> Evaluation:
 
 @contextlib.contextmanager
 def _alarm(seconds: float) -> Iterator[None]:
-    """ReferenceTimeout raised where the code inside is after `seconds`. One shot:
-    should it ring just as the code ends, nothing rings again later."""
+    """ReferenceTimeout raised where the code inside is after `seconds`.
+
+    The alarm rings again every AGAIN seconds until the code ends: a handler
+    that runs inside a garbage-collection callback or a `__del__` has its
+    exception swallowed ("Exception ignored in ..."), and a one-shot alarm
+    lost that way would leave the evaluation unbounded. Once the code is
+    done, a late ring raises nothing."""
+    armed = True
+
     def ring(signum: int, frame: object) -> None:
-        raise ReferenceTimeout(f"did not finish within {seconds:g} s")
+        if armed:
+            raise ReferenceTimeout(f"did not finish within {seconds:g} s")
 
     previous = signal.signal(signal.SIGALRM, ring)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds, AGAIN)
     try:
         yield
     finally:
+        armed = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
