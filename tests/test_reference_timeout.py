@@ -7,12 +7,14 @@ reference (seconds), whatever its window fast paths, and instant in DuckDB.
 from __future__ import annotations
 
 import json
+import pickle
 import signal
 import time
 from pathlib import Path
 
 import pytest
 
+from harness.campaign import spark_job
 from harness.campaign.loop import CampaignConfig, run_campaign
 from harness.cases.case import Case, load_cases
 from harness.cli.main import main
@@ -21,6 +23,7 @@ from harness.engines.registry import get_engine
 from harness.judge.compare import Verdict
 from harness.judge.oracle import _alarm, time_limit
 from harness.judge.runner import run_case
+from harness.results.store import Progress
 
 ROWS = 2000
 LIMIT = 0.2  # seconds: a small share of what the slow case needs
@@ -103,3 +106,14 @@ def test_a_ring_swallowed_by_a_callback_rings_again() -> None:
             pass
         pytest.fail("the alarm rang once only")
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # and stops once the block is left
+
+
+def test_a_spark_job_shard_bounds_the_reference_by_its_timeout() -> None:
+    # `fuzz --on-spark` judges in Spark's Python workers (`spark_job._run_shard`); the
+    # shard's part is plain Python, run here without Spark.
+    config = CampaignConfig(seed=3, engines=("reference", "sqlite"), out=Path("unused"), cases=2,
+                            timeout_seconds=1e-4, isolate=False, reduce=False)
+    batches = list(spark_job._run_shard(config, Progress(), 0, None))
+    runs = [run for b in batches for run in pickle.loads(b.column("payload")[0].as_py()).values()]
+    assert [r.engine for _, _, run in runs for r in run.results if r.verdict is Verdict.TIMEOUT] \
+        == ["reference", "reference"]

@@ -54,6 +54,7 @@ from harness.core.errors import InvalidInput
 from harness.engines.base import Engine
 from harness.generate.cases import GeneratedCase, Limits, generate_case, generate_sibling
 from harness.judge.compare import PASSING
+from harness.judge.oracle import time_limit
 from harness.judge.runner import PreparedCase, Result, flag_suspect_reference
 from harness.results.store import CASES, FINDINGS, CampaignStore, Progress
 
@@ -150,16 +151,23 @@ def _run_shard(config: CampaignConfig, progress: Progress, job: int,
     try:
         for engine in shard.engines:
             engine.start()
-        for indices in shard.groups(deadline):
-            generated = shard._generate(indices)
-            runs = shard.judge(generated, indices, complete=True, flag=False)
-            payload = {i: (generated[i][0].picks, generated[i][1], _light(runs[i], keep)) for i in indices}
-            yield pa.RecordBatch.from_pydict(
-                {"shard": [job], "first": [indices[0]], "payload": [pickle.dumps(payload)]},
-                schema=pa.schema([("shard", pa.int64()), ("first", pa.int64()), ("payload", pa.binary())]))
+        yield from _judged(shard, job, keep, deadline)
     finally:
         for engine in shard.engines:
             engine.close()
+
+
+def _judged(shard: Shard, job: int, keep: set[str], deadline: float | None) -> Iterator[pa.RecordBatch]:
+    for indices in shard.groups(deadline):
+        generated = shard._generate(indices)
+        # The reference is bounded as each engine query is, as in the local pool's shards
+        # (not across the yield: the limit is this judging's, not the consumer's).
+        with time_limit(shard.config.timeout_seconds):
+            runs = shard.judge(generated, indices, complete=True, flag=False)
+        payload = {i: (generated[i][0].picks, generated[i][1], _light(runs[i], keep)) for i in indices}
+        yield pa.RecordBatch.from_pydict(
+            {"shard": [job], "first": [indices[0]], "payload": [pickle.dumps(payload)]},
+            schema=pa.schema([("shard", pa.int64()), ("first", pa.int64()), ("payload", pa.binary())]))
 
 
 def _light(run: CaseRun, keep: set[str]) -> CaseRun:
@@ -190,18 +198,24 @@ def _finish_on_driver(config: CampaignConfig, progress: Progress, findings_dir: 
     spark_shard = Shard(spark_side, 0, progress, findings_dir, spark_engines) if spark_engines else None
     try:
         emit({"kind": "versions", "versions": {e.name: e.version() for e in engines}})
-        for _, payload in groups:
-            indices = sorted(payload)
-            generated = _regenerate(config, indices, payload)
-            spark_runs = (spark_shard.judge(generated, indices, complete=True, flag=False)
-                          if spark_shard is not None else {})
-            for index in indices:
-                run = _merged(config, shard.engines, generated[index][0], payload[index][2],
-                              spark_runs.get(index))
-                shard._record_case(index, generated[index], run, emit)
+        with time_limit(config.timeout_seconds):
+            _judge_on_driver(config, shard, spark_shard, groups, emit)
     finally:
         for engine in shard.engines:
             engine.close()
+
+
+def _judge_on_driver(config: CampaignConfig, shard: Shard, spark_shard: Shard | None,
+                     groups: list[tuple[int, dict]], emit) -> None:
+    for _, payload in groups:
+        indices = sorted(payload)
+        generated = _regenerate(config, indices, payload)
+        spark_runs = (spark_shard.judge(generated, indices, complete=True, flag=False)
+                      if spark_shard is not None else {})
+        for index in indices:
+            run = _merged(config, shard.engines, generated[index][0], payload[index][2],
+                          spark_runs.get(index))
+            shard._record_case(index, generated[index], run, emit)
 
 
 def _regenerate(config: CampaignConfig, indices: list[int],
