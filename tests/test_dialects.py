@@ -404,6 +404,16 @@ def test_a_function_limit_is_unsupported_and_the_engine_agrees(engines, name, sq
         engine.run(TABLES, render(sql, anyway))
 
 
+@pytest.mark.parametrize("call", ["last(DISTINCT v ORDER BY v ASC)", "first(DISTINCT v ORDER BY v ASC)"])
+def test_duckdb_refuses_distinct_in_its_value_functions_in_words_it_declares(engines, call):
+    # A refusal in the engine's declared words is an `unsupported` verdict, not an error.
+    engine = engines.get("duckdb")
+    sql = f"SELECT id, {call} OVER (ORDER BY id ASC) AS x FROM t"
+    with pytest.raises(EngineError) as refused:
+        engine.run(TABLES, render(sql, engine.dialect))
+    assert engine.dialect.says_not_implemented(refused.value.message)
+
+
 def test_a_growing_frame_is_not_a_moving_one():
     sql = ("SELECT id, bool_and(v > 1) OVER (ORDER BY id ASC ROWS BETWEEN UNBOUNDED PRECEDING "
            "AND 1 FOLLOWING) AS x FROM t")

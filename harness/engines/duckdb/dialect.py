@@ -73,8 +73,11 @@ DUCKDB = DuckDBDialect(
         r"^Not implemented Error",
         # first(v) / last(v) OVER (...) are DuckDB's first_value/last_value,
         # which take no FILTER: "Binder Error: FILTER is not implemented for
-        # the window function "first_value"" (measured on 2.0.0).
-        r"FILTER is not implemented for the window function",
+        # the window function "first_value"" (measured on 2.0.0). Nor DISTINCT
+        # (`last(DISTINCT v ORDER BY v) OVER (...)`, and first_value, last_value,
+        # nth_value: "Binder Error: DISTINCT is not implemented for the window
+        # function "last_value"", measured on 2.0.1).
+        r"(FILTER|DISTINCT) is not implemented for the window function",
     ),
     # VALUES names its columns col0, col1, ... (measured on 2.0.1: `SELECT *
     # FROM (VALUES (1, 'a')) AS v` gives col0, col1); generate_series/range
