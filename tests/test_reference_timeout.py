@@ -12,17 +12,18 @@ import signal
 import time
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from harness.campaign import spark_job
 from harness.campaign.loop import CampaignConfig, run_campaign
-from harness.cases.case import Case, load_cases
+from harness.cases.case import Case, case_from_doc, load_cases
 from harness.cli.main import main
 from harness.core.errors import ReferenceTimeout
 from harness.engines.registry import get_engine
 from harness.judge.compare import Verdict
 from harness.judge.oracle import _alarm, time_limit
-from harness.judge.runner import run_case
+from harness.judge.runner import Result, _prepare, judge_answer, reference_table, run_case
 from harness.results.store import Progress
 
 ROWS = 2000
@@ -117,3 +118,24 @@ def test_a_spark_job_shard_bounds_the_reference_by_its_timeout() -> None:
     runs = [run for b in batches for run in pickle.loads(b.column("payload")[0].as_py()).values()]
     assert [r.engine for _, _, run in runs for r in run.results if r.verdict is Verdict.TIMEOUT] \
         == ["reference", "reference"]
+
+
+def test_a_tie_search_past_the_time_limit_is_inconclusive_never_a_pass() -> None:
+    # The first evaluation fits; the search over orders of tied rows (which evaluates
+    # the reference again per order) does not: the verdict is inconclusive, not match.
+    case = case_from_doc({
+        "description": "a sliding sum over tied rows", "finding": {},  # the reference is the oracle
+        "tables": {"t": {"columns": {"id": "bigint", "x": "bigint"},
+                         "rows": [[i, 1 if i <= 4 else 2] for i in range(1, 9)]}},
+        "sql": "SELECT id, x, sum(id) OVER (ORDER BY x ASC ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS s "
+               "FROM t ORDER BY id",
+    }, Path("ties.yaml"))
+    prepared = _prepare(case)
+    engine = get_engine("duckdb")
+    answer = reference_table(prepared.under(engine.dialect.semantics))
+    wrong = answer.set_column(2, "s", pa.array([999, *answer.column("s").to_pylist()[1:]], pa.int64()))
+    untimed = judge_answer(prepared, engine, Result(case.id, engine.name, Verdict.MATCH), wrong)
+    assert untimed.verdict is Verdict.MISMATCH  # the wrong value is found when time allows
+    with time_limit(1e-6):
+        timed = judge_answer(prepared, engine, Result(case.id, engine.name, Verdict.MATCH), wrong)
+    assert timed.verdict is Verdict.INCONCLUSIVE and "did not finish" in timed.detail

@@ -114,11 +114,13 @@ def _alarm(seconds: float) -> Iterator[None]:
             raise ReferenceTimeout(f"did not finish within {seconds:g} s")
 
     previous = signal.signal(signal.SIGALRM, ring)
-    signal.setitimer(signal.ITIMER_REAL, seconds, AGAIN)
     try:
+        # Inside the try: a ring as soon as the timer is set (a tiny limit) still
+        # reaches the clean-up below.
+        signal.setitimer(signal.ITIMER_REAL, seconds, AGAIN)
         yield
     finally:
-        armed = False
+        armed = False  # first: CPython checks for signals at calls, none before this
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
