@@ -254,12 +254,16 @@ class Shard:
     def _drawn(self, index: int, generated: GeneratedCase) -> dict:
         """What a case line says of how the case was drawn: its group's shape, the
         steering picks, and what it gives the steering (`Progress.shape_cells`)."""
-        size = max(1, self.config.batch_size)
-        line = {"shape": case_seed(self.config.seed, index - index % size), "picks": list(generated.picks)}
+        line = self._shape_of(index, generated)
         try:
-            return {**line, "cells": case_cells(generated.case), "shapes": data_shapes(generated.case)}
+            return {**line, **_exercised(generated.case)}
         except Exception:  # noqa: BLE001 (for a harness error's line: what could be worked out)
             return line
+
+    def _shape_of(self, index: int, generated: GeneratedCase) -> dict:
+        """The case's group's shape seed and its steering picks (what a resume replays)."""
+        size = max(1, self.config.batch_size)
+        return {"shape": case_seed(self.config.seed, index - index % size), "picks": list(generated.picks)}
 
     def _harness_error(self, index: int, error: Exception, emit: Emit, recorded: bool,
                        drawn: dict | None = None) -> None:
@@ -291,8 +295,7 @@ class Shard:
         # Last: the case is done once this line is written (`harness.results.store`).
         size = max(1, self.config.batch_size)
         emit({
-            "kind": "case", "index": index, "seed": seed,
-            "shape": case_seed(self.config.seed, index - index % size), "picks": list(generated.picks),
+            "kind": "case", "index": index, "seed": seed, **self._shape_of(index, generated),
             "batched": sorted(run.batched),
             "verdicts": {r.engine: r.verdict.value for r in results},
             "details": {r.engine: r.detail[:200] for r in results
@@ -302,7 +305,7 @@ class Shard:
             "seconds": {r.engine: round(r.seconds, 5) for r in results},
             "generation_seconds": round(generation, 5),
             "at": round(time.time(), 2),
-            "cells": case_cells(case), "shapes": data_shapes(case), "metamorphic": metamorphic,
+            **_exercised(case), "metamorphic": metamorphic,
             **self._rows(index, case, size),
         })
 
@@ -538,6 +541,11 @@ def _check_engines(config: CampaignConfig) -> None:
 
     for name in config.engines:
         get_dialect(name)  # raises InvalidInput naming an unknown engine
+
+
+def _exercised(case) -> dict:
+    """What a case line says the case gives the coverage steering."""
+    return {"cells": case_cells(case), "shapes": data_shapes(case)}
 
 
 def _meta(config: CampaignConfig) -> dict:
