@@ -20,7 +20,6 @@ from harness.cli.options import (
 )
 from harness.cli.progress import ProgressLine
 from harness.cli.report import check_report_option, write_report
-from harness.core.errors import InvalidInput
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -93,13 +92,12 @@ def _run_out(args: argparse.Namespace) -> str | None:
     other than an earlier run is refused, so nothing recorded is overwritten."""
     from pathlib import Path
 
+    from harness.results.lock import refuse_foreign
     from harness.results.rundir import RUN
 
     if args.out is None:
         return None
     out = Path(args.out)
     check_out_dir(out)
-    if out.exists() and any(out.iterdir()) and not (out / RUN).exists():
-        raise InvalidInput(f"{out} exists and does not hold an earlier run; choose another "
-                           "directory", "--out")
+    refuse_foreign(out, RUN, "an earlier run")
     return args.out

@@ -45,6 +45,11 @@ class CannotWrite(InvalidInput):
         self.reason = reason
         super().__init__(reason, where)
 
+    @classmethod
+    def from_os(cls, error: OSError, where: object) -> CannotWrite:
+        """The OS's refusal to write `where`, in the OS's words."""
+        return cls(f"cannot write: {error.strerror}", str(where))
+
 
 class Unsupported(HarnessError):
     """A feature that a dialect or engine does not offer.

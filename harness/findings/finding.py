@@ -76,7 +76,7 @@ class FindingMaker:
         try:
             save_case(case, path, record)
         except OSError as e:  # a full disk: the campaign stops, the finding is no harness bug
-            raise CannotWrite(f"cannot write: {e.strerror}", str(path)) from None
+            raise CannotWrite.from_os(e, path) from None
         self.saved[str(path.relative_to(self.directory.parent))] = SavedCase.of(case, record)
 
     def versions(self) -> dict[str, str]:

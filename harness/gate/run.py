@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from harness.baseline.known import Baseline, Entry, derived_entries, stale
 from harness.cases.case import Case
-from harness.core.errors import CannotWrite, InvalidInput
+from harness.core.errors import CannotWrite
 from harness.gate.judge import (
     ABDifference,
     Explainer,
@@ -33,7 +33,7 @@ from harness.gate.judge import (
 )
 from harness.judge.oracle import time_limit
 from harness.judge.runner import Progress, RunResults, run_cases
-from harness.results.lock import DirectoryLock, contents, lock_directory, remove
+from harness.results.lock import DirectoryLock, contents, lock_directory, refuse_foreign, remove
 from harness.results.records import CampaignRecord, GateRecord, RunRecord
 
 if TYPE_CHECKING:  # the campaign is imported when the fuzz part runs
@@ -129,23 +129,16 @@ def claim_out(out: Path) -> DirectoryLock:
     """The output directory, locked for this gate and emptied: an earlier gate's
     results are replaced, a directory that holds anything else is refused, and
     so is one another command is writing (`harness.results.lock`)."""
-    _refuse_foreign(out)  # before a lock file is made in a directory that is not a gate's
+    holds = "an earlier gate's results"
+    refuse_foreign(out, MARKER, holds)  # before a lock file is made in a directory that is not a gate's
     lock = lock_directory(out, "gate")
     try:
-        _refuse_foreign(out)
+        refuse_foreign(out, MARKER, holds)
         remove(contents(out))
     except BaseException:
         lock.release()
         raise
     return lock
-
-
-def _refuse_foreign(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise InvalidInput(f"{out} exists and is not a directory; choose another --out", "--out")
-    if contents(out) and not (out / MARKER).exists():
-        raise InvalidInput(f"{out} exists and does not hold an earlier gate's results; "
-                           "choose another --out", "--out")
 
 
 def run_gate(config: GateConfig, say: Say = lambda text: None, listener: Listener | None = None,
@@ -159,7 +152,7 @@ def run_gate(config: GateConfig, say: Say = lambda text: None, listener: Listene
         with time_limit(config.timeout_seconds):
             return _run_gate(config, say, listener, progress, t0, started)
     except OSError as e:  # the engines' errors are the harness's own by now: this is a file's
-        raise CannotWrite(f"cannot write: {e.strerror}", str(e.filename or config.out)) from None
+        raise CannotWrite.from_os(e, e.filename or config.out) from None
     finally:
         lock.release()
 

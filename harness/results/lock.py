@@ -26,7 +26,7 @@ import time
 from multiprocessing import reduction
 from pathlib import Path
 
-from harness.core.errors import CannotWrite, DirectoryInUse
+from harness.core.errors import CannotWrite, DirectoryInUse, InvalidInput
 
 LOCK = ".lock"
 
@@ -81,6 +81,16 @@ def contents(directory: Path) -> list[Path]:
     if not directory.is_dir():
         return []
     return [p for p in directory.iterdir() if p.name != LOCK]
+
+
+def refuse_foreign(directory: Path, marker: str, holds: str, option: str = "--out") -> None:
+    """Refuse an output directory that holds something but not `marker`: it is
+    someone else's, and writing there could overwrite what they recorded."""
+    if directory.exists() and not directory.is_dir():
+        raise InvalidInput(f"{directory} exists and is not a directory; choose another {option}", option)
+    if contents(directory) and not (directory / marker).exists():
+        raise InvalidInput(f"{directory} exists and does not hold {holds}; choose another {option}",
+                           option)
 
 
 def remove(paths: list[Path]) -> None:

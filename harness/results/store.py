@@ -32,7 +32,7 @@ from typing import IO
 
 from harness.cases.casefile import SavedCase
 from harness.core.errors import CannotWrite, InvalidInput
-from harness.results.lock import DirectoryLock, contents, lock_directory, remove
+from harness.results.lock import DirectoryLock, lock_directory, refuse_foreign, remove
 from harness.results.records import CampaignRecord
 
 CAMPAIGN = "campaign.json"
@@ -134,7 +134,8 @@ class CampaignStore:
         self.progress = Progress()
         self.versions: dict[str, str] = {}
         self.kept: tuple[list[dict], list[dict]] | None = ([], []) if keep else None  # cases, findings
-        _refuse_foreign(out)  # before a lock file is made in a directory that is not a campaign's
+        # Before a lock file is made in a directory that is not a campaign's.
+        refuse_foreign(out, CAMPAIGN, f"a campaign (no {CAMPAIGN})")
         self.lock: DirectoryLock = lock_directory(out, "fuzz")
         try:
             self._open(resume)
@@ -143,7 +144,7 @@ class CampaignStore:
             self._findings = _open_for_append(out / FINDINGS)
         except OSError as e:
             self.lock.release()
-            raise CannotWrite(f"cannot write: {e.strerror}", str(e.filename or out)) from None
+            raise CannotWrite.from_os(e, e.filename or out) from None
         except BaseException:
             self.lock.release()
             raise
@@ -223,7 +224,7 @@ class CampaignStore:
         try:
             _append(stream, line)
         except OSError as e:
-            raise CannotWrite(f"cannot write: {e.strerror}", stream.name) from None
+            raise CannotWrite.from_os(e, stream.name) from None
         if self.kept is not None:  # as a reader of the file would see it
             self.kept[kept].append(json.loads(json.dumps(line, default=str)))
 
@@ -283,15 +284,6 @@ def complete_findings(findings: Iterable[dict], done: set[int]) -> list[dict]:
     return out
 
 
-def _refuse_foreign(out: Path) -> None:
-    """A directory that holds something but no campaign is someone else's."""
-    if out.exists() and not out.is_dir():
-        raise CannotWrite("exists and is not a directory; choose another --out", str(out))
-    if contents(out) and not (out / CAMPAIGN).exists():
-        raise InvalidInput(f"{out} exists and does not hold a campaign (no {CAMPAIGN}); "
-                           "choose another directory", "--out")
-
-
 def _config(path: Path) -> dict | None:
     """campaign.json, or None when it is missing, empty or torn."""
     try:
@@ -310,7 +302,7 @@ def _write_atomic(path: Path, text: str) -> None:
     except OSError as e:
         with contextlib.suppress(OSError):
             tmp.unlink()
-        raise CannotWrite(f"cannot write: {e.strerror}", str(path)) from None
+        raise CannotWrite.from_os(e, path) from None
 
 
 def _open_for_append(path: Path) -> IO[str]:
