@@ -35,6 +35,7 @@ from harness.results.store import CAMPAIGN, CASES, FINDINGS
 ROOT = Path(__file__).resolve().parent.parent
 ENGINES = "reference,duckdb"
 EDGE = str(ROOT / "cases" / "edge")
+WAIT = 180  # seconds a started command may take to reach what a test waits for (a busy machine's start)
 
 
 def _lines(path: Path) -> list[dict]:
@@ -53,9 +54,12 @@ def _harness(*args: str, **kwargs) -> subprocess.Popen:
 
 
 def _wait_for(condition: Callable[[], bool], process: subprocess.Popen, what: str) -> None:
-    """Until `condition` holds; fails if the process ends first (no time limit of
-    its own: pytest's timeout, if any, bounds it)."""
+    """Until `condition` holds; fails if the process ends first, or has not got
+    there in WAIT seconds (a hang fails here, rather than stalling the suite)."""
+    deadline = time.monotonic() + WAIT
     while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"the command did not reach {what} in {WAIT} s")
         if process.poll() is not None:
             pytest.fail(f"the command ended (exit {process.returncode}) before {what}: "
                         f"{process.stderr.read().decode()[-2000:]}")
@@ -161,8 +165,10 @@ def test_a_campaign_whose_parent_was_killed_resumes_once_its_shards_died_with_it
         _wait_for(lambda: (out / CASES).exists() and (out / CASES).stat().st_size > 0, first,
                   "its first case")
         left = _kill9(first)
+        deadline = time.monotonic() + 10
         for pid in left:  # the shards die with their parent (harness.core.lifeline)
             while Path(f"/proc/{pid}").exists() and "Z" not in _state(pid):
+                assert time.monotonic() < deadline, f"pid {pid} outlived its campaign by 10 s"
                 time.sleep(0.05)
         resume = ["fuzz", "--engines", ENGINES, "--out", str(out), "--resume", "--no-reduce", "--cases", "0"]
         assert main(resume) in (0, 1)
