@@ -21,7 +21,7 @@ from harness.core.model import ColumnDef, TableSchema
 from harness.core.types import from_arrow
 from harness.engines.base import Engine
 from harness.engines.duckdb.dialect import DUCKDB
-from harness.engines.duckdb.faulty import FAULTY
+from harness.engines.duckdb.faults import FAULTY
 from harness.engines.registry import engine_names, get_dialect, get_engine
 from harness.judge.compare import Verdict
 from harness.judge.runner import Result, run_case
@@ -95,6 +95,35 @@ PLANTED: dict[str, Case] = {
            FROM t ORDER BY id ASC NULLS LAST""",
         t=pa.table({"id": pa.array([1, 2, 3], pa.int64()),
                     "v": pa.array([0.123456789, 1.987654321, 3.141592653], pa.float64())}),
+    ),
+    "duckdb~topn-frame": make_case(
+        "topn-frame",
+        """SELECT id, sum(v) OVER (ORDER BY id ASC NULLS LAST
+                                 ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS s
+           FROM t QUALIFY row_number() OVER (ORDER BY id ASC NULLS LAST) <= 3
+           ORDER BY id ASC NULLS LAST""",
+        t=int_table(id=[1, 2, 3, 4, 5], v=[1, 10, 100, 1000, 10000]),
+    ),
+    "duckdb~limit-lead": make_case(
+        "limit-lead",
+        """SELECT id, lead(v) OVER (ORDER BY id ASC NULLS LAST) AS l
+           FROM t ORDER BY id ASC NULLS LAST LIMIT 3""",
+        t=int_table(id=[1, 2, 3, 4, 5], v=[1, 2, 3, 4, 5]),
+    ),
+    # A partition of 1,100 rows: past row 1,024 the frame slips.
+    "duckdb~long-partition": make_case(
+        "long-partition",
+        """SELECT id, count(*) OVER (ORDER BY id ASC NULLS LAST
+                                   ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS c
+           FROM t ORDER BY id ASC NULLS LAST""",
+        t=int_table(id=list(range(1, 1101))),
+    ),
+    # 2,100 input rows, a NULL key in the second batch of 2,048.
+    "duckdb~batch-null-peers": make_case(
+        "batch-null-peers",
+        """SELECT id, rank() OVER (ORDER BY k ASC NULLS LAST) AS r
+           FROM t ORDER BY id ASC NULLS LAST""",
+        t=int_table(id=list(range(2100)), k=[None if i in (3, 2050) else i % 7 for i in range(2100)]),
     ),
 }
 
@@ -203,6 +232,30 @@ def test_faulty_tie_value_corrupts_a_string_inside_a_tie(fakes: dict[str, Engine
     assert results["duckdb"].verdict is Verdict.MATCH
     assert results["duckdb~tie-value"].verdict is Verdict.MISMATCH
     assert "~faulty" in str(results["duckdb~tie-value"].answer.column("l").to_pylist())
+
+
+def test_faulty_topn_frame_fires_on_a_filter_over_a_derived_table(fakes: dict[str, Engine]) -> None:
+    case = make_case(
+        "topn-frame-derived",
+        """SELECT id, s FROM (
+               SELECT id, row_number() OVER (ORDER BY id ASC NULLS LAST) AS rn,
+                      max(v) OVER (ORDER BY id ASC NULLS LAST ROWS BETWEEN CURRENT ROW AND 1 FOLLOWING) AS s
+               FROM t) AS q
+           WHERE rn <= 2 ORDER BY id ASC NULLS LAST""",
+        t=int_table(id=[1, 2, 3, 4], v=[4, 3, 2, 1]),
+    )
+    results = verdicts(case, fakes["duckdb"], fakes["duckdb~topn-frame"])
+    assert results["duckdb"].verdict is Verdict.MATCH, results["duckdb"].detail
+    assert results["duckdb~topn-frame"].verdict is Verdict.MISMATCH
+
+
+@pytest.mark.parametrize("name, rows", [("duckdb~long-partition", 1024), ("duckdb~batch-null-peers", 2048)])
+def test_faulty_size_bugs_stay_quiet_below_their_size(name: str, rows: int, fakes: dict[str, Engine]) -> None:
+    """The planted case with its table cut to the size the bug needs, minus nothing:
+    at exactly that many rows the fault has not fired yet."""
+    planted = PLANTED[name]
+    case = make_case(f"{planted.id}-short", planted.sql, t=planted.tables["t"].slice(0, rows))
+    assert verdicts(case, fakes[name])[name].verdict is Verdict.MATCH
 
 
 # -- the control: peers in any order are never a finding ------------------------------

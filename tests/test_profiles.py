@@ -19,7 +19,7 @@ from harness.core.errors import EngineUnavailable, InvalidInput
 from harness.core.model import ColumnDef, TableSchema
 from harness.core.types import from_arrow
 from harness.engines.base import Engine
-from harness.engines.duckdb.faulty import FAULTY
+from harness.engines.duckdb.faults import FAULTY
 from harness.engines.isolation import IsolatedEngine
 from harness.engines.registry import (
     PROFILES,

@@ -84,7 +84,7 @@ def engine_class(name: str) -> type[Engine]:
 
 def _base_class(name: str) -> type[Engine]:
     if name not in ENGINES:
-        from harness.engines.duckdb.faulty import FAULTY
+        from harness.engines.duckdb.faults import FAULTY
 
         if name in FAULTY:
             return FAULTY[name]

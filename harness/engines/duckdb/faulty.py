@@ -435,8 +435,8 @@ class PeerShuffleDuckDB(AlteredDuckDB):
         return shuffled({"answer": answer}, self._rng(sql))["answer"]
 
 
-# Every fake, by engine name (the registry looks names up here).
-FAULTY: dict[str, type[Engine]] = {
+# The fakes of this module, by engine name (`harness.engines.duckdb.faults` lists them all).
+CLAUSE_FAULTS: dict[str, type[Engine]] = {
     cls.name: cls
     for cls in (
         RangeOffsetDuckDB, DescNullsDuckDB, ExcludeTiesDuckDB, TieValueDuckDB,
