@@ -162,9 +162,10 @@ def test_the_reference_evaluates_every_case_and_few_are_invalid() -> None:
 
 
 def test_windows_over_plain_tables_are_judged_row_by_row() -> None:
-    """The plain-table shape is what the instrumenter gives a row id and witnesses."""
+    """The plain-table shape is what the instrumenter gives a row id and witnesses
+    (unless a top-N filter wraps it in a derived table)."""
     for g in corpus()[:300]:
-        if g.shape == "table":
+        if g.shape == "table" and not isinstance(g.case.query.source, SubqueryRef):
             assert instrument(g.case.query, g.case.schemas).rowid_column is not None, g.case.sql
 
 

@@ -22,7 +22,9 @@ import pyarrow as pa
 from harness.cases.features import (
     dialect_features,
     expression_features,
+    key_features,
     operator_features,
+    shape_features,
     window_expressions,
 )
 from harness.core.conformance import invalid_kind
@@ -33,7 +35,7 @@ from harness.core.types import TypeKind
 
 # The matrix's axes, in the order the report shows them.
 AXES = ("function", "frame mode", "frame bound", "exclusion", "null ordering", "order key type",
-        "modifier", "named window", "window", "operator", "data", "column type",
+        "modifier", "named window", "window", "query shape", "operator", "data", "column type",
         "error conformance", "other")
 
 BOUNDS = {
@@ -68,6 +70,21 @@ FEATURE_ROWS: dict[str, tuple[str, ...]] = {
     Feature.FULL_JOIN.value: ("operator/full-join",),
     Feature.INTERVAL_LITERAL.value: ("data/INTERVAL literal",),
     Feature.NAN_LITERAL.value: ("data/NaN",),
+}
+SHAPE_ROWS = {
+    "shape.top-n": "query shape/top-N filter over a derived table",
+    "shape.qualify": "query shape/top-N filter in QUALIFY",
+    "shape.top-n-siblings": "query shape/top-N filter with other windows beside the ranking",
+    "shape.limit-lookahead": "query shape/LIMIT over lead/lag/nth_value ordered as the query",
+    "shape.over-union": "query shape/windows over UNION ALL",
+    "shape.shared-partition-prefix": "query shape/windows sharing a PARTITION BY prefix",
+}
+KEY_ROWS = {
+    "window.order-null": "window/ORDER BY NULL",
+    "window.order-constant": "window/ORDER BY a constant",
+    "window.order-partition-key": "window/ORDER BY a PARTITION BY key",
+    "window.expression-key": "window/expression as a key",
+    "window.rows-without-order": "window/ROWS frame without ORDER BY",
 }
 DATA_ROWS = {"data.null": "data/NULL", "data.nan": "data/NaN", "data.infinity": "data/±Infinity",
              "data.negative-zero": "data/-0.0", "data.empty": "data/empty table"}
@@ -114,6 +131,7 @@ def query_rows(case) -> frozenset[str]:
     """The query's rows outside its window expressions: operators and the dialect
     features that belong to no one expression."""
     rows = {"operator/" + f.removeprefix("operator.") for f in operator_features(case.query)}
+    rows |= {SHAPE_ROWS[f] for f in shape_features(case.query)}
     per_expr = set().union(*(f.features for f in expression_features(case.query).values()))
     for feature in dialect_features(case.query) - per_expr:
         rows.update(r for r in FEATURE_ROWS.get(feature, ()) if not r.endswith("*"))
@@ -152,6 +170,7 @@ def window_rows(expr: WindowExpr, spec: WindowSpec, schemas: tuple = ()) -> Iter
         yield f"order key type/{type_label(key_type) if key_type else 'expression'}"
     yield "window/PARTITION BY" if spec.partition_by else "window/no PARTITION BY"
     yield "window/ORDER BY" if spec.order_by else "window/no ORDER BY"
+    yield from sorted(KEY_ROWS[f] for f in key_features(spec))
 
 
 def table_rows(tables: Iterable[pa.Table]) -> frozenset[str]:

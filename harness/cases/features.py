@@ -8,6 +8,12 @@ A case's features are strings from one vocabulary (`FEATURES`):
   so a feature is detected by the same code that refuses it;
 - frame modes and exclusions (`frame.rows`, `frame.default`, `exclude.ties`);
 - operators around the windows (`operator.join`, `operator.group-by`, ...);
+- query shapes where optimizer bugs live (`shape.top-n`, `shape.qualify`,
+  `shape.top-n-siblings`, `shape.limit-lookahead`, `shape.over-union`,
+  `shape.shared-partition-prefix`: `shape_features`) and window keys that
+  order nothing or are expressions (`window.order-null`,
+  `window.order-constant`, `window.order-partition-key`,
+  `window.expression-key`, `window.rows-without-order`: per expression);
 - the data (`data.null`, `data.nan`, `data.infinity`, `data.negative-zero`,
   `data.empty`).
 
@@ -27,12 +33,20 @@ import pyarrow.compute as pc
 
 from harness.core.dialect import Dialect, Feature
 from harness.core.model import (
+    COMPARISONS,
+    BinaryOp,
+    BinaryOperator,
     BoundKind,
+    Cast,
+    Column,
+    FrameMode,
     Join,
     JoinKind,
+    Literal,
     NamedWindow,
     Select,
     SubqueryRef,
+    UnaryOp,
     UnionAll,
     WindowExpr,
     WindowSpec,
@@ -41,12 +55,19 @@ from harness.core.model import (
     walk,
     window_exprs,
 )
+from harness.core.model import Case as CaseExpr
 
 FRAME_MODES = ("rows", "range", "groups", "default")
 EXCLUSIONS = ("no-others", "current-row", "group", "ties")
 OPERATORS = ("where", "join", "left-join", "full-join", "cross-join", "group-by", "having",
              "subquery", "order-by", "limit", "distinct", "union", "with")
 DATA = ("null", "nan", "infinity", "negative-zero", "empty")
+SHAPES = ("top-n", "qualify", "top-n-siblings", "limit-lookahead", "over-union",
+          "shared-partition-prefix")
+WINDOW_KEYS = ("order-null", "order-constant", "order-partition-key", "expression-key",
+               "rows-without-order")
+RANKINGS = frozenset({"row_number", "rank", "dense_rank"})
+LOOKAHEAD = frozenset({"lead", "lag", "nth_value"})
 
 FEATURES: frozenset[str] = frozenset(
     [f.value for f in Feature]
@@ -54,6 +75,8 @@ FEATURES: frozenset[str] = frozenset(
     + [f"exclude.{e}" for e in EXCLUSIONS]
     + [f"operator.{o}" for o in OPERATORS]
     + [f"data.{d}" for d in DATA]
+    + [f"shape.{s}" for s in SHAPES]
+    + [f"window.{k}" for k in WINDOW_KEYS]
     + ["window.ordered", "window.partitioned", "order.nulls-default", "frame.moving-start"]
 )
 
@@ -119,6 +142,7 @@ def expr_features(expr: WindowExpr, spec: WindowSpec,
             out.add("order.nulls-default")
     if spec.partition_by:
         out.add("window.partitioned")
+    out |= key_features(spec)
     for used, feature in (
         (func.distinct, Feature.DISTINCT_WINDOW_AGGREGATE),
         (func.filter is not None, Feature.FILTER_WINDOW_AGGREGATE),
@@ -131,6 +155,89 @@ def expr_features(expr: WindowExpr, spec: WindowSpec,
         if used:
             out.add(feature.value)
     return ExprFeatures(func.name, mode, frozenset(out))
+
+
+def key_features(spec: WindowSpec) -> set[str]:
+    """Keys of a resolved window that order nothing (NULL, a constant, a
+    PARTITION BY key), keys that are expressions, a ROWS frame without ORDER BY."""
+    out = set()
+    for key in spec.order_by:
+        if isinstance(key.expr, Literal):
+            out.add("window.order-null" if key.expr.value is None else "window.order-constant")
+        elif key.expr in spec.partition_by:
+            out.add("window.order-partition-key")
+    keys = [*spec.partition_by, *(k.expr for k in spec.order_by)]
+    if any(isinstance(e, (BinaryOp, UnaryOp, CaseExpr, Cast)) for e in keys):
+        out.add("window.expression-key")  # not a column, constant or aggregate
+    if not spec.order_by and spec.frame is not None and spec.frame.mode is FrameMode.ROWS:
+        out.add("window.rows-without-order")
+    return out
+
+
+def shape_features(query) -> frozenset[str]:
+    """The query shapes of `SHAPES` that `query` has, anywhere in it:
+
+    - `top-n`: WHERE over a derived table compares a row_number/rank/dense_rank
+      column of it with a constant; `qualify`: QUALIFY does so on a ranking;
+      `top-n-siblings`: either, with other windows beside the ranking;
+    - `limit-lookahead`: LIMIT/OFFSET over lead/lag/nth_value whose window's
+      keys (PARTITION BY, then ORDER BY) lead the query's ORDER BY;
+    - `over-union`: windows over a derived table that is a UNION ALL;
+    - `shared-partition-prefix`: windows of one SELECT partitioned by keys
+      one of which is a proper prefix of another's.
+    """
+    out: set[str] = set()
+    for node in walk(query):
+        if not isinstance(node, Select):
+            continue
+        windows = window_exprs(node)
+        specs = [resolve_window(w.window, node.windows, lenient=True) for w in windows]
+        if node.qualify is not None and any(w.func.name in RANKINGS for w in window_exprs(node.qualify)):
+            out.add("shape.qualify")
+            if len([w for w in windows if w not in window_exprs(node.qualify)]) > 0:
+                out.add("shape.top-n-siblings")
+        ranked = _ranked_columns(node.source)
+        if ranked and any(isinstance(e, Column) and e.name in ranked[1] for e in _compared(node.where)):
+            out.add("shape.top-n")
+            if ranked[0] > 0:
+                out.add("shape.top-n-siblings")
+        if node.limit is not None or node.offset is not None:
+            leading = [k.expr for k in node.order_by]
+            for w, spec in zip(windows, specs, strict=True):
+                keys = [*spec.partition_by, *(k.expr for k in spec.order_by)]
+                if w.func.name in LOOKAHEAD and spec.order_by and leading[:len(keys)] == keys:
+                    out.add("shape.limit-lookahead")
+        if windows and isinstance(node.source, SubqueryRef) and isinstance(node.source.query, UnionAll):
+            out.add("shape.over-union")
+        partitions = {s.partition_by for s in specs if s.partition_by}
+        if any(a != b and b[:len(a)] == a for a in partitions for b in partitions):
+            out.add("shape.shared-partition-prefix")
+    return frozenset(out)
+
+
+def _ranked_columns(source: object) -> tuple[int, set[str]] | None:
+    """(how many other windows, the ranking columns) of a derived table's SELECT."""
+    if not isinstance(source, SubqueryRef) or not isinstance(source.query, Select):
+        return None
+    items = source.query.items
+    ranked = {i.alias for i in items if isinstance(i.expr, WindowExpr) and i.alias is not None
+              and i.expr.func.name in RANKINGS}
+    others = sum(1 for i in items if isinstance(i.expr, WindowExpr)) - len(ranked)
+    return (others, ranked) if ranked else None
+
+
+def _compared(where: object) -> list[object]:
+    """The operands that WHERE compares with a literal (through AND)."""
+    if not isinstance(where, BinaryOp):
+        return []
+    if where.op is BinaryOperator.AND:
+        return _compared(where.left) + _compared(where.right)
+    if where.op in COMPARISONS:
+        if isinstance(where.right, Literal):
+            return [where.left]
+        if isinstance(where.left, Literal):
+            return [where.right]
+    return []
 
 
 def _refines(spec: WindowSpec, windows: tuple[NamedWindow, ...]) -> bool:
@@ -228,10 +335,10 @@ def _float_features(column: pa.ChunkedArray) -> set[str]:
 
 
 def query_features(case) -> frozenset[str]:
-    """What `case` exercises outside its window expressions: operators, data,
-    and the dialect features that are not one expression's."""
+    """What `case` exercises outside its window expressions: operators, shapes,
+    data, and the dialect features that are not one expression's."""
     return ((dialect_features(case.query) - EXPR_LEVEL) | operator_features(case.query)
-            | data_features(case.tables.values()))
+            | shape_features(case.query) | data_features(case.tables.values()))
 
 
 def case_features(case) -> frozenset[str]:

@@ -2,9 +2,15 @@
 
     SELECT <row key>, [<columns>], <1-6 window expressions>
     FROM <a table | a join | grouped rows | a subquery with its own windows
-          | t joined to a VALUES table or to generate_series/range>
-    [WHERE ...] [GROUP BY ... [HAVING ...]] [WINDOW ...]
+          | t joined to a VALUES table or to generate_series/range
+          | a UNION ALL of two selects of t>
+    [WHERE ...] [GROUP BY ... [HAVING ...]] [WINDOW ...] [QUALIFY <top-N>]
     [ORDER BY <output columns>, <row key>] [LIMIT n [OFFSET m]]
+
+or that query (with a ranking column `rn`) as a derived table under a top-N
+filter: `SELECT * FROM (...) AS ranked WHERE rn <= k [ORDER BY ...] [LIMIT ...]`.
+A top-N filter's ranking has other windows beside it over its window
+(`topn`); a LIMIT may sit over a lead/lag/nth_value ordered as the query.
 
 A query depends only on its random stream: no dialect is consulted. An engine
 that cannot express a drawn construct gets the verdict `unsupported` when its
@@ -21,29 +27,36 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from harness.core.model import (
-    BinaryOp,
-    BinaryOperator,
+    CURRENT_ROW,
+    UNBOUNDED_FOLLOWING,
     Column,
     Expr,
+    Frame,
+    FrameMode,
     FuncCall,
     Select,
     SelectItem,
     SortKey,
+    Star,
+    SubqueryRef,
     TableSchema,
     WindowExpr,
     WindowSpec,
+    following,
+    resolve_window,
 )
 from harness.generate.context import (
     Context,
     Scope,
+    column_of,
     expr_type,
     fresh_name,
-    integer,
     is_comparable,
     is_exact,
 )
 from harness.generate.data import DataKnobs
 from harness.generate.draws import Draws, chance, weighted
+from harness.generate.frames import count_offset
 from harness.generate.sources import (
     Body,
     Shape,
@@ -53,9 +66,11 @@ from harness.generate.sources import (
     random_shape,
     subquery_body,
     table_body,
+    union_body,
 )
 from harness.generate.subqueries import max_flag_item
 from harness.generate.swarm import Swarm, random_swarm
+from harness.generate.topn import lookahead_call, ranking_siblings, top_filter
 from harness.generate.windows import (
     Chooser,
     WindowPool,
@@ -100,29 +115,44 @@ def random_query(
     ctx = Context(rng, Scope((), (), ()), knobs, on)  # each body draws against its own scope
     limit, offset = _limit(ctx)
     qualifying = ctx.flag(Swarm.QUALIFY, 0.3)
+    top_n = not qualifying and ctx.flag(Swarm.TOP_N, 0.3)
+    lookahead = not (qualifying or top_n) and ctx.flag(Swarm.LOOKAHEAD_LIMIT, 0.3)
+    if lookahead and limit is None:
+        limit, offset = rng.choice((1, 2, 3, 5)), rng.choice((None, None, 1, 2))
     body = _body(ctx, random_shape(ctx), schemas, taken, chooser)
-    # Under LIMIT (and QUALIFY) the witness columns of the rows left out are
-    # missing, so the engine's order of tied rows is not revealed (and those
-    # rows' order still moves lag, ntile... of the rows kept): judge as
-    # without a witness.
-    witnessed = body.scope.witnessed and limit is None and not qualifying
+    # Under LIMIT (and QUALIFY, and a filter over a derived table) the witness
+    # columns of the rows left out are missing, so the engine's order of tied
+    # rows is not revealed (and those rows' order still moves lag, ntile... of
+    # the rows kept): judge as without a witness.
+    witnessed = body.scope.witnessed and limit is None and not qualifying and not top_n
     ctx = ctx.within(replace(body.scope, witnessed=witnessed))
     pool = random_window_pool(ctx, taken)
     count = _window_count(ctx, body.shape)  # drawn even when fixed: the stream stays aligned
     windows = window_slots(ctx, pool, window_count or count, chooser)
+    ranking = _ranking(ctx, pool) if qualifying or top_n else None
+    if ranking is not None:  # other windows over the ranking's window
+        windows += ranking_siblings(ctx, resolve_window(ranking.window, pool.named))
+    ahead = _lookahead(ctx) if lookahead else None
+    if ahead is not None:
+        windows.append(ahead[0])
     extra = _extra_columns(ctx, body, taken)
     items = (*body.items, *extra,
              *(SelectItem(w, fresh_name(f"w{i + 1}", taken)) for i, w in enumerate(windows)))
-    order_by = _top_order_by(ctx, body, items)
-    qualify = _qualify(ctx, pool) if qualifying else None
-    filters = [qualify.left] if isinstance(qualify, BinaryOp) else []
+    rn = None
+    if top_n and ranking is not None:
+        rn = fresh_name("rn", taken)
+        items = (*items, SelectItem(ranking, rn))
+    order_by = ahead[1] if ahead is not None else _top_order_by(ctx, body, items, hidden=rn is None)
+    qualify = top_filter(ctx, ranking) if qualifying and ranking is not None else None
     if body.shape is Shape.TABLE:  # drawn after ORDER BY, which keeps its stream
         flag = max_flag_item(ctx, t.name)
         if flag is not None:
             items = (*items, SelectItem(flag, fresh_name("is_max", taken)))
+    named = used_windows([*windows, *([ranking] if ranking is not None else [])], pool)
     query = Select(items, body.source, body.where, body.group_by, body.having,
-                   used_windows([*windows, *filters], pool), order_by, limit, offset,
-                   qualify=qualify)
+                   named, order_by, limit, offset, qualify=qualify)
+    if rn is not None:
+        query = _top_n(ctx, query, rn, taken)
     tables = (t.name, schemas[1].name) if body.shape is Shape.JOIN else (t.name,)
     return GeneratedQuery(query, body.shape, on, tables)
 
@@ -138,6 +168,8 @@ def _body(ctx: Context, shape: Shape, schemas: Sequence[TableSchema], taken: set
         return subquery_body(ctx, t, taken, chooser)
     if shape is Shape.CONSTANT_JOIN:
         return constant_join_body(ctx, t, taken)
+    if shape is Shape.UNION:
+        return union_body(ctx, t, taken)
     return table_body(ctx, t, taken)
 
 
@@ -167,18 +199,20 @@ def _extra_columns(ctx: Context, body: Body, taken: set[str]) -> list[SelectItem
 # -- ORDER BY and LIMIT -------------------------------------------------------------------
 
 
-def _top_order_by(ctx: Context, body: Body, items: Sequence[SelectItem]) -> tuple[SortKey, ...]:
+def _top_order_by(ctx: Context, body: Body, items: Sequence[SelectItem],
+                  hidden: bool = True) -> tuple[SortKey, ...]:
     """Output columns in random directions, then (mostly) the row key, which
     leaves no ties; sometimes no ORDER BY. The draws do not depend on the types
     of the chosen window expressions: keys are drawn for positions of a random
     permutation, and positions whose type does not sort are skipped after.
-    Simpler means ORDER BY the row key ascending."""
+    `hidden`: a plain table's other columns may be keys too. Simpler means
+    ORDER BY the row key ascending."""
     rng = ctx.rng
     if chance(rng, 0.1):
         return ()
     scope = body.scope
     refs = [(_reference(item), _sorts(item.expr, scope)) for item in items]
-    if body.shape is Shape.TABLE:  # hidden ORDER BY keys: the instrumenter selects them
+    if body.shape is Shape.TABLE and hidden:  # hidden ORDER BY keys: the instrumenter selects them
         refs += [(c.expr, _sorts(c.expr, scope)) for c in scope.columns if not c.unique]
     order = rng.sample(range(len(refs)), len(refs))
     drawn = [random_sort_key(ctx, None) for _ in range(rng.choice((0, 0, 1, 1, 2)))]
@@ -206,23 +240,53 @@ def _sorts(expr: Expr, scope: Scope) -> bool:
     return t is not None and is_comparable(t) and is_exact(expr, scope)
 
 
-def _qualify(ctx: Context, pool: WindowPool) -> BinaryOp:
-    """A top-N filter (when Swarm.QUALIFY drew one): QUALIFY row_number/rank/dense_rank() OVER a
-    window of the pool (by name sometimes) <= n, its frame dropped (ranking
-    functions ignore it) and an ORDER BY added if it has none; without a
-    witness, the row key ends the ORDER BY, so ties cannot decide which rows
-    are kept."""
+def _ranking(ctx: Context, pool: WindowPool) -> WindowExpr:
+    """The ranking a top-N filter reads (QUALIFY, or WHERE over a derived table):
+    row_number/rank/dense_rank() OVER a window of the pool (by name
+    sometimes), its frame dropped (ranking functions ignore it) and an ORDER
+    BY added if it has none; without a witness, row_number's ORDER BY ends
+    with the row key, so ties cannot decide which rows are kept (rank and
+    dense_rank give peers one value)."""
     rng = ctx.rng
     func = FuncCall(rng.choice(("row_number", "rank", "dense_rank")))
     i = rng.randint(0, len(pool.resolved) - 1)
     name, spec = pool.names[i], replace(pool.resolved[i], frame=None)
-    order_by = spec.order_by or random_sort_keys(ctx, at_least=1)
+    order_by = spec.order_by or random_sort_keys(ctx, at_least=1, expressions=True)
     if not ctx.scope.witnessed and func.name == "row_number":
         order_by = total_order(order_by, ctx.scope.row_key)
     by_name = name is not None and pool.resolved[i] == replace(spec, order_by=order_by) \
         and chance(rng, 0.5)
-    window = WindowSpec(base=name) if by_name else replace(spec, order_by=order_by)
-    return BinaryOp(BinaryOperator.LE, WindowExpr(func, window), integer(rng.choice((1, 1, 2, 3))))
+    return WindowExpr(func, WindowSpec(base=name) if by_name else replace(spec, order_by=order_by))
+
+
+def _top_n(ctx: Context, inner: Select, rn: str, taken: set[str]) -> Select:
+    """`SELECT * FROM (inner) AS ranked WHERE rn <= k [ORDER BY ...] [LIMIT ...]`:
+    the inner query's ORDER BY (over its output names) and LIMIT move out."""
+    source = SubqueryRef(replace(inner, order_by=(), limit=None, offset=None), fresh_name("ranked", taken))
+    return Select((SelectItem(Star()),), source, top_filter(ctx, Column(rn)),
+                  order_by=inner.order_by, limit=inner.limit, offset=inner.offset)
+
+
+def _lookahead(ctx: Context) -> tuple[WindowExpr, tuple[SortKey, ...]] | None:
+    """lead/lag/nth_value over a total order, and the query's ORDER BY: the
+    window's keys (its PARTITION BY key first, when it has one), the trigger
+    of a LIMIT pushed below the window, which must still see the rows after."""
+    made = lookahead_call(ctx)
+    if made is None:
+        return None
+    call, framed = made
+    keys = total_order(random_sort_keys(ctx, at_least=1, expressions=True), ctx.scope.row_key)
+    partition_by: tuple[Expr, ...] = ()
+    top = keys
+    column = column_of(ctx, is_comparable)
+    if column is not None and ctx.flag(Swarm.PARTITION_BY, 0.3):
+        partition_by = (column.expr,)
+        top = (random_sort_key(ctx, column.expr), *keys)
+    frame = None
+    if framed:  # nth_value reads the frame: one that reaches past the current row
+        end = following(count_offset(ctx)) if chance(ctx.rng, 0.5) else UNBOUNDED_FOLLOWING
+        frame = Frame(FrameMode.ROWS, CURRENT_ROW, end)
+    return WindowExpr(call, WindowSpec(partition_by=partition_by, order_by=keys, frame=frame)), top
 
 
 def _limit(ctx: Context) -> tuple[int | None, int | None]:

@@ -16,6 +16,9 @@ Four shapes, each with a row identity the comparator can lean on:
   range), or `FROM t {CROSS JOIN | JOIN ... ON t.c = v.y} (VALUES (1, y1),
   ...) AS v(k, y)`, columns qualified; the row key is (t.id, g.x) or (t.id,
   v.k), both selected.
+- union: `FROM (SELECT id, <1-3 columns>, 1 AS src FROM t [WHERE p] UNION ALL
+  SELECT id, <the same columns>, 2 FROM t [WHERE p]) AS q [WHERE p]`; the row
+  key is (id, src), both selected.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from harness.core.model import (
     TableFunctionRef,
     TableRef,
     TableSchema,
+    UnionAll,
     Values,
 )
 from harness.core.types import INT64, SqlType, TypeKind
@@ -72,10 +76,11 @@ class Shape(Enum):
     GROUP_BY = "group-by"
     SUBQUERY = "subquery"
     CONSTANT_JOIN = "constant-join"
+    UNION = "union"
 
 
 _SHAPE_FLAGS = {Shape.JOIN: Swarm.JOIN, Shape.GROUP_BY: Swarm.GROUP_BY, Shape.SUBQUERY: Swarm.SUBQUERY,
-                Shape.CONSTANT_JOIN: Swarm.CONSTANT_SOURCES}
+                Shape.CONSTANT_JOIN: Swarm.CONSTANT_SOURCES, Shape.UNION: Swarm.UNION_SOURCE}
 
 
 @dataclass(frozen=True)
@@ -296,3 +301,26 @@ def _typed(lit: Literal, t: SqlType) -> Literal:
     """The literal at the column's own type (an integer literal is drawn at the
     type a bare number reads as), so every row of VALUES has one type."""
     return Literal(lit.value, t) if t.is_integer and lit.value is not None else lit
+
+
+# -- union ------------------------------------------------------------------------------------
+
+
+def union_body(ctx: Context, t: TableSchema, taken: set[str]) -> Body:
+    """Two selects of t, each filtered sometimes, tagged 1 and 2 (the tag and
+    id identify a row). Simpler means both unfiltered, one column beside id."""
+    rows = ctx.within(table_scope(t))
+    values = [c for c in t.columns if c.name != ID]
+    passed = [t.column(ID), *ctx.rng.sample(values, min(len(values), ctx.rng.choice((1, 1, 2, 3))))]
+    tag = fresh_name("src", taken)
+    branches = []
+    for n in (1, 2):
+        items = (*(SelectItem(Column(c.name)) for c in passed), SelectItem(integer(n), tag))
+        branches.append(Select(items, TableRef(t.name), _where(rows)))
+    columns = [ScopeColumn(Column(c.name), c.type, unique=c.name == ID) for c in passed]
+    columns.append(ScopeColumn(Column(tag), integer(1).type))  # type: ignore[arg-type]
+    q_schema = TableSchema(SUBQUERY_ALIAS, tuple(ColumnDef(c.expr.name, c.type) for c in columns))  # type: ignore[attr-defined]
+    scope = Scope(tuple(columns), (Column(ID), Column(tag)), (t, q_schema))
+    items = (SelectItem(Column(ID)), SelectItem(Column(tag)))
+    source = SubqueryRef(UnionAll(branches[0], branches[1]), SUBQUERY_ALIAS)
+    return Body(Shape.UNION, source, scope, items, (ID, tag), _where(ctx.within(scope)))

@@ -64,6 +64,14 @@ class Swarm(Enum):
     # expression-level syntax (issue 16)
     QUALIFY = "QUALIFY top-N filters"
     OFFSET_EXPRESSIONS = "frame offsets written as constant expressions"
+    # query shapes where optimizer bugs live (issue 19, item 3)
+    TOP_N = "top-N filters on a ranking column of a derived table"
+    LOOKAHEAD_LIMIT = "LIMIT/OFFSET over lead/lag/nth_value ordered as the query"
+    DEGENERATE_ORDER = "window ORDER BY NULL, a constant or a PARTITION BY key"
+    UNORDERED_ROWS = "ROWS frames without ORDER BY"
+    SHARED_PARTITIONS = "windows sharing PARTITION BY prefixes"
+    UNION_SOURCE = "windows over UNION ALL"
+    EXPRESSION_KEYS = "expressions as PARTITION BY/ORDER BY keys"
 
 
 CORE_ON_CHANCE = 0.85

@@ -40,13 +40,18 @@ from harness.generate.calls import random_call
 from harness.generate.context import Context, column_of, fresh_name, is_comparable
 from harness.generate.draws import chance
 from harness.generate.frames import random_frame
+from harness.generate.keys import (
+    maybe_degenerate_order,
+    maybe_expression_key,
+    random_sort_key,
+    shared_prefixes,
+)
 from harness.generate.swarm import Swarm
 
 CANDIDATES = 4
 # The share of order-sensitive expressions given an ORDER BY the comparator
 # can judge (see `_judgeable`); the rest keep the rarer, degenerate forms.
 JUDGEABLE = 0.97
-_NULLS = (NullsOrder.LAST, NullsOrder.FIRST)
 
 
 class Steer(Protocol):
@@ -87,35 +92,36 @@ class Chooser:
 # -- sort keys and specs --------------------------------------------------------------
 
 
-def random_sort_keys(ctx: Context, at_least: int = 0) -> tuple[SortKey, ...]:
+def random_sort_keys(ctx: Context, at_least: int = 0, expressions: bool = False) -> tuple[SortKey, ...]:
     """`at_least`-3 keys on distinct scope expressions (a row key among them
     sometimes, which breaks every tie), each ASC or DESC, NULLS LAST/FIRST
-    written out unless `Swarm.DEFAULT_NULLS` leaves some to the engine.
+    written out unless `Swarm.DEFAULT_NULLS` leaves some to the engine;
+    `expressions`: a key may be an expression over columns (`keys`).
     Simpler means fewer keys, ASC NULLS LAST."""
     rng = ctx.rng
     count = max(at_least, rng.choice((0, 1, 1, 1, 2, 2, 3)))
     keys: list[SortKey] = []
     for _ in range(count):
         column = column_of(ctx, is_comparable)
-        if column is None or any(k.expr == column.expr for k in keys):
+        if column is None:
             continue
-        keys.append(random_sort_key(ctx, column.expr))
+        expr = maybe_expression_key(ctx, column) if expressions else column.expr
+        if any(k.expr == expr for k in keys):
+            continue
+        keys.append(random_sort_key(ctx, expr))
     return tuple(keys)
-
-
-def random_sort_key(ctx: Context, expr: object) -> SortKey:
-    """ASC or DESC, and NULLS LAST/FIRST or (when the swarm allows) the default."""
-    descending = chance(ctx.rng, 0.5)
-    nulls: NullsOrder | None = ctx.rng.choice(_NULLS)
-    if ctx.flag(Swarm.DEFAULT_NULLS, 0.3):
-        nulls = None
-    return SortKey(expr, descending, nulls)  # type: ignore[arg-type]
 
 
 def random_window_spec(ctx: Context) -> WindowSpec:
     """PARTITION BY 0-2 scope columns, ORDER BY 0-3 keys, the default frame or
-    an explicit one. Simpler means `OVER ()`."""
+    an explicit one; keys may be expressions, and the ORDER BY degenerate
+    (`keys`); sometimes (`Swarm.UNORDERED_ROWS`) no ORDER BY and a ROWS frame.
+    Simpler means `OVER ()`."""
     partition_by, order_by = _partition_by(ctx), _order_by(ctx)
+    if ctx.flag(Swarm.UNORDERED_ROWS, 0.2):
+        frame = replace(random_frame(ctx, ()), mode=FrameMode.ROWS)
+        return WindowSpec(partition_by=partition_by, frame=frame)
+    partition_by, order_by = maybe_degenerate_order(ctx, partition_by, order_by)
     return WindowSpec(partition_by=partition_by, order_by=order_by, frame=_maybe_frame(ctx, order_by))
 
 
@@ -125,13 +131,14 @@ def _partition_by(ctx: Context) -> tuple:
     out: list = []
     for _ in range(ctx.rng.choice((0, 0, 1, 1, 2))):
         column = column_of(ctx, is_comparable)
-        if column is not None and column.expr not in out:
-            out.append(column.expr)
+        expr = None if column is None else maybe_expression_key(ctx, column)
+        if expr is not None and expr not in out:
+            out.append(expr)
     return tuple(out)
 
 
 def _order_by(ctx: Context) -> tuple[SortKey, ...]:
-    return random_sort_keys(ctx) if Swarm.WINDOW_ORDER_BY in ctx.on else ()
+    return random_sort_keys(ctx, expressions=True) if Swarm.WINDOW_ORDER_BY in ctx.on else ()
 
 
 def _maybe_frame(ctx: Context, order_by: tuple[SortKey, ...], p: float = 0.75) -> Frame | None:
@@ -153,12 +160,17 @@ class WindowPool:
 
 def random_window_pool(ctx: Context, taken: set[str]) -> WindowPool:
     """1-3 specs; each named sometimes (when the swarm allows), a named one
-    refining an earlier named one sometimes. Simpler means one unnamed spec."""
+    refining an earlier named one sometimes; sometimes (`Swarm.SHARED_PARTITIONS`)
+    3 specs partitioned by a; a, b; a, b. Simpler means one unnamed spec."""
     resolved: list[WindowSpec] = []
     names: list[str | None] = []
     named: list[NamedWindow] = []
-    for i in range(ctx.rng.choice((1, 1, 2, 2, 3))):
+    count = ctx.rng.choice((1, 1, 2, 2, 3))
+    prefixes = shared_prefixes(ctx)
+    for i in range(count if prefixes is None else len(prefixes)):
         spec = random_window_spec(ctx)
+        if prefixes is not None:
+            spec = replace(spec, partition_by=prefixes[i])
         definition = spec
         name = None
         if ctx.flag(Swarm.NAMED_WINDOW, 0.5):
@@ -235,8 +247,11 @@ def _judgeable(ctx: Context, call: FuncCall, window: WindowSpec, resolved: Windo
     if not is_order_sensitive(call, resolved.frame, bool(resolved.order_by)):
         return window
     order_by, frame = resolved.order_by, resolved.frame
-    if not order_by and chance(ctx.rng, JUDGEABLE):
-        order_by = random_sort_keys(ctx, at_least=1)
+    # A ROWS frame without ORDER BY stays so where a witness reveals the engine's row order.
+    unordered_rows = not order_by and frame is not None and frame.mode is FrameMode.ROWS \
+        and ctx.scope.witnessed and Swarm.UNORDERED_ROWS in ctx.on
+    if not order_by and not unordered_rows and chance(ctx.rng, JUDGEABLE):
+        order_by = random_sort_keys(ctx, at_least=1, expressions=True)
     if order_by and not ctx.scope.witnessed and chance(ctx.rng, JUDGEABLE):
         if _has_range_offset(frame) and not FUNCTIONS[call.name].uses_frame:
             frame = None  # ignored by the function, and it allows one key only
@@ -263,7 +278,7 @@ def _over(ctx: Context, pool: WindowPool, i: int) -> WindowSpec:
     if name is None or not chance(ctx.rng, 0.8):
         return spec
     if spec.frame is None and ctx.flag(Swarm.REFINEMENT, 0.4):
-        order_by = () if spec.order_by else random_sort_keys(ctx, at_least=1)
+        order_by = () if spec.order_by else random_sort_keys(ctx, at_least=1, expressions=True)
         frame = _maybe_frame(ctx, order_by or spec.order_by, p=0.8)
         if order_by or frame is not None:
             return WindowSpec(base=name, order_by=order_by, frame=frame)
