@@ -352,14 +352,16 @@ class Shard:
         cases, and for every case with a finding (its record then shows what the
         user's own query gives). A bare verdict that fails where the instrumented
         one passed is re-run as any finding is. Returns what the case line says:
-        each engine's bare verdict (none where instrumenting adds nothing)."""
+        each engine's bare verdict and seconds (none where instrumenting adds nothing)."""
         if not runs_bare(seed, self.config.bare_share) and not findings_of(results):
             return {}
         run_bare(case, results, self.engines, reference=run.reference)
         for r in results:
             if r.bare is not None and r.verdict not in FINDING_VERDICTS:
                 r.bare = self._settled(case, r.bare)
-        return {"bare": {r.engine: r.bare.verdict.value for r in results if r.bare is not None}}
+        ran = [r for r in results if r.bare is not None]
+        return {"bare": {r.engine: r.bare.verdict.value for r in ran},
+                "bare_seconds": {r.engine: round(r.bare.seconds, 5) for r in ran}}
 
     def _settled(self, case, result: Result) -> Result:
         """A finding's verdict after `reruns` identical runs (nondeterministic if they differ)."""

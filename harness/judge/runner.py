@@ -123,7 +123,7 @@ class RunResults:
 
     @property
     def passed(self) -> bool:
-        return all(r.verdict in PASSING for r in self.results)
+        return all(r.verdict in PASSING and (r.bare is None or r.bare.verdict in PASSING) for r in self.results)
 
 
 Progress = Callable[[int, int, str], None]
@@ -228,15 +228,16 @@ def start_engines(engines: Sequence[Engine], into: RunResults) -> None:
 
 
 def run_cases(
-    cases: Sequence[Case], engines: Sequence[Engine], progress: Progress | None = None
+    cases: Sequence[Case], engines: Sequence[Engine], progress: Progress | None = None, bare: bool = False
 ) -> RunResults:
+    """Every case on every engine; `bare`: each case's bare query too (`run_bare`)."""
     t0 = time.perf_counter()
     run = RunResults(engines={})
     start_engines(engines, run)
     for i, case in enumerate(cases):
         if progress:
             progress(i, len(cases), case.id)
-        run.results.extend(run_case(case, engines, run.query_seconds))
+        run.results.extend(run_case(case, engines, run.query_seconds, bare=bare))
     run.wall_seconds = time.perf_counter() - t0
     return run
 
