@@ -285,3 +285,20 @@ def test_without_the_bare_query_the_same_campaign_finds_nothing(tmp_path):
     assert result.summary["cases"] == 40
     assert [f for f in result.findings if f["engine"] == SINGLE] == []
     assert result.summary["bare"] == {"cases": 0, "verdicts": {}}
+
+
+def test_run_with_bare_lists_the_bare_failure_and_fails(engines):
+    import io
+
+    from harness.judge.runner import run_cases
+    from harness.results.output import write_table
+
+    chosen = [engines["reference"], engines[SINGLE]]
+    plain = run_cases([_case(ONE_WINDOW)], chosen)
+    assert plain.passed  # the instrumented query hides it
+    run = run_cases([_case(ONE_WINDOW)], chosen, bare=True)
+    assert not run.passed
+    text = io.StringIO()
+    write_table(run, text)
+    assert f"- c on {SINGLE} (bare query): mismatch: " in text.getvalue()
+    assert run.results[1].as_json()["bare"]["facts"]["bare"] is True
