@@ -29,7 +29,9 @@ from harness.sql import parse
 
 CONTROL = "duckdb~peer-shuffle"
 FLAKY = "duckdb~flaky"  # wrong on every other query: tests/test_nondeterminism.py
-FAULTS = sorted(set(FAULTY) - {CONTROL, FLAKY})
+# Fires only where the query is not instrumented: tests/test_bare.py
+BARE_ONLY = "duckdb~single-window"
+FAULTS = sorted(set(FAULTY) - {CONTROL, FLAKY, BARE_ONLY})
 
 
 def make_case(case_id: str, sql: str, **tables: pa.Table) -> Case:

@@ -55,7 +55,7 @@ from harness.findings.finding import FINDING_VERDICTS, FindingMaker, findings_of
 from harness.generate.cases import GeneratedCase
 from harness.judge.compare import Verdict
 from harness.judge.oracle import time_limit
-from harness.judge.runner import Result, rerun, run_case
+from harness.judge.runner import Result, rerun, run_bare, run_case
 from harness.results.records import CampaignRecord
 from harness.results.store import CampaignStore, Progress
 
@@ -78,6 +78,8 @@ class CampaignConfig:
     data: str = "default"  # the data preset: "default" or "tie-heavy" (small domains, many ties)
     batch_size: int = 20  # sibling cases per query shape, answered by one batched query
     unbatched_share: float = 0.1  # cases that run alone all the same (batching changes the plan)
+    # Cases whose bare query (no row id, no witnesses) runs too: instrumenting changes the plan.
+    bare_share: float = 0.15
     reruns: int = 3  # identical re-runs of a finding, to tell a nondeterministic answer
     rows: int | None = None  # fixed table sizes and window counts (benchmarks)
     windows: int | None = None
@@ -124,6 +126,11 @@ def regenerate(line: dict, config: CampaignConfig) -> GeneratedCase:
 def runs_alone(seed: str, share: float) -> bool:
     """Whether a case runs unbatched: its own seeded draw, never the engines'."""
     return Random(f"{seed}/unbatched").random() < share
+
+
+def runs_bare(seed: str, share: float) -> bool:
+    """Whether a case's bare query runs too: its own seeded draw, never the engines'."""
+    return Random(f"{seed}/bare").random() < share
 
 
 # -- one shard ---------------------------------------------------------------------
@@ -281,6 +288,7 @@ class Shard:
         if run is None:  # not batched: the case alone
             run = CaseRun(run_case(case, self.engines))
         results = [self._settled(case, r) for r in run.results]
+        bare = self._bare(seed, case, results, run)
         metamorphic = self._metamorphic(seed, case, emit, index)
         for result in findings_of(results):
             for line in self.maker.make(index, seed, generated, results, result):
@@ -302,7 +310,8 @@ class Shard:
                         if r.verdict.value != "match" and r.detail},
             "facts": {r.engine: r.facts.as_json() for r in results
                       if r.verdict.value != "match" and r.facts.as_json()},
-            "seconds": {r.engine: round(r.seconds, 5) for r in results},
+            "seconds": {r.engine: round(r.seconds + (r.bare.seconds if r.bare else 0), 5) for r in results},
+            **bare,
             "generation_seconds": round(generation, 5),
             "at": round(time.time(), 2),
             **_exercised(case), "metamorphic": metamorphic,
@@ -337,6 +346,22 @@ class Shard:
             again = profile_disagreements(plan, run_case(case, pair, flag=False), implementations)
             confirmed += [d for d in again if d.engines == seen.engines]
         return confirmed
+
+    def _bare(self, seed: str, case, results: list[Result], run: CaseRun) -> dict:
+        """The bare query on every engine (`harness.judge.bare`): for a seeded share of
+        cases, and for every case with a finding (its record then shows what the
+        user's own query gives). A bare verdict that fails where the instrumented
+        one passed is re-run as any finding is. Returns what the case line says:
+        each engine's bare verdict and seconds (none where instrumenting adds nothing)."""
+        if not runs_bare(seed, self.config.bare_share) and not findings_of(results):
+            return {}
+        run_bare(case, results, self.engines, reference=run.reference)
+        for r in results:
+            if r.bare is not None and r.verdict not in FINDING_VERDICTS:
+                r.bare = self._settled(case, r.bare)
+        ran = [r for r in results if r.bare is not None]
+        return {"bare": {r.engine: r.bare.verdict.value for r in ran},
+                "bare_seconds": {r.engine: round(r.bare.seconds, 5) for r in ran}}
 
     def _settled(self, case, result: Result) -> Result:
         """A finding's verdict after `reruns` identical runs (nondeterministic if they differ)."""
@@ -627,5 +652,6 @@ def summarize(config: CampaignConfig, progress: Progress, wall: float, new_cases
         "coverage": {"grid_cells_covered": len(covered), "grid_cells_defined": len(defined),
                      "data_shapes": dict(progress.shapes.most_common())},
         "metamorphic": dict(progress.metamorphic),
+        "bare": {"cases": progress.bare_cases, "verdicts": {e: dict(c) for e, c in progress.bare.items()}},
         "out": str(config.out),
     }

@@ -93,6 +93,10 @@ def _campaign() -> argparse.ArgumentParser:
     p.add_argument("--unbatched-share", type=share, default=0.1,
                    help="share of cases that run alone all the same, since batching changes "
                    "the plan (default: %(default)s)")
+    p.add_argument("--bare-share", type=share, default=0.15,
+                   help="share of cases whose bare query (as written, without the harness's row id "
+                   "and witness columns) runs too, since instrumenting changes the plan; every case "
+                   "with a finding runs it as well (default: %(default)s)")
     p.add_argument("--reruns", type=non_negative_int, default=3,
                    help="identical re-runs of each finding; verdicts that change make it "
                    "nondeterministic (default: %(default)s)")
@@ -122,7 +126,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         minutes=args.minutes, jobs=args.jobs, resume=args.resume, reduce=args.reduce,
         reduce_seconds=args.reduce_seconds, timeout_seconds=args.timeout,
         metamorphic_share=args.metamorphic_share, batch_size=args.batch_size,
-        unbatched_share=args.unbatched_share, reruns=args.reruns,
+        unbatched_share=args.unbatched_share, bare_share=args.bare_share, reruns=args.reruns,
         engine_options=engine_options(args, list(engines)),
     )
     budget = f"{args.minutes:g} minutes" if args.minutes else f"{cases} cases"

@@ -36,6 +36,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "is match or unsupported, 1 otherwise, 2 on bad input.",
     )
     run.add_argument("paths", nargs="+", metavar="PATH", help="case files or directories")
+    run.add_argument("--bare", action="store_true",
+                     help="also run each case's bare query (as written, without the harness's row id "
+                     "and witness columns) and judge it on its own")
     run.set_defaults(command=cmd_run)
 
 
@@ -59,7 +62,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     started = time.time()
     line = ProgressLine()
     try:
-        run = run_cases(cases, engines, progress=line.cases())
+        run = run_cases(cases, engines, progress=line.cases(), bare=args.bare)
     finally:
         for engine in engines:
             engine.close()

@@ -47,17 +47,16 @@ def user_answer(table: pa.Table | None) -> dict | None:
 
 
 def engine_records(results: Sequence[Result], versions: dict[str, str]) -> dict:
-    return {
-        r.engine: {
-            "version": versions.get(r.engine, "?"),
-            "verdict": r.verdict.value,
-            "detail": r.detail,
-            "facts": r.facts.as_json(),
-            "sql": r.sql,
-            "answer": user_answer(r.answer),
-        }
-        for r in results
-    }
+    """Each engine's verdict, SQL and answer; where the bare query ran too, the
+    same of it under `bare`."""
+    return {r.engine: {"version": versions.get(r.engine, "?"), **_verdict_record(r),
+                       **({"bare": _verdict_record(r.bare)} if r.bare is not None else {})}
+            for r in results}
+
+
+def _verdict_record(r: Result) -> dict:
+    return {"verdict": r.verdict.value, "detail": r.detail, "facts": r.facts.as_json(), "sql": r.sql,
+            "answer": user_answer(r.answer)}
 
 
 class FindingMaker:
@@ -139,7 +138,7 @@ class FindingMaker:
     def reduce(self, case: Case, sig: Signature, result: Result, record: dict) -> dict | None:
         path = self.directory / f"{sig.key}.reduced.yaml"
         outcome = reduce_finding(case, sig.key, self.engines_for(result), self.engines,
-                                 self.config.reduce_seconds)
+                                 self.config.reduce_seconds, bare=bool(result.facts.bare))
         self.save(outcome.case, path, {**record, **outcome.record(f"{sig.key}.yaml", self.versions())})
         return {"kind": "reduced", "key": sig.key,
                 "file": str(path.relative_to(self.directory.parent)),
@@ -199,7 +198,14 @@ class FindingMaker:
 
 
 def findings_of(results: list[Result]) -> list[Result]:
-    """The results that are findings; a suspect reference is one finding, not one per engine."""
+    """The results that are findings; a suspect reference is one finding, not one per engine.
+    An engine's bare verdict (`Result.bare`) is one where its instrumented verdict is not:
+    the user's own query fails where the instrumented one passed."""
+    bare = [r.bare for r in results if r.bare is not None and r.verdict not in FINDING_VERDICTS]
+    return _findings(results) + _findings(bare)
+
+
+def _findings(results: list[Result]) -> list[Result]:
     suspect = [r for r in results if r.verdict is Verdict.SUSPECT_REFERENCE]
     out = [r for r in results if r.verdict in FINDING_VERDICTS and r.verdict is not Verdict.SUSPECT_REFERENCE]
     if suspect:
@@ -230,14 +236,15 @@ class ReducedFinding:
 
 
 def reduce_finding(case: Case, key: str, at_fault: Sequence[Engine], everyone: Sequence[Engine],
-                   seconds: float) -> ReducedFinding:
+                   seconds: float, bare: bool = False) -> ReducedFinding:
     """Shrink `case` while some engine in `at_fault` still gives a finding signed `key`;
-    then confirm with one plain (unbatched) run on every engine."""
+    then confirm with one plain (unbatched) run on every engine. `bare`: the finding is
+    of the bare query, so every run judges that too."""
     from harness.findings.reduce import shrink
 
     def holds(candidate: Case) -> bool:
         return any(finding_signature(candidate, r).key == key
-                   for r in findings_of(run_case(candidate, list(at_fault))))
+                   for r in findings_of(run_case(candidate, list(at_fault), bare=bare)))
 
     t0 = time.monotonic()
     # Shrunk rows no longer fit a hand-written case's `expected`: with a finding
@@ -246,6 +253,6 @@ def reduce_finding(case: Case, key: str, at_fault: Sequence[Engine], everyone: S
     reduction = shrink(start, holds, deadline=t0 + seconds)
     reduced = replace(reduction.case, id=f"{case.id}.reduced",
                       description=case.description.removesuffix(" (reduced)") + " (reduced)")
-    confirmation = run_case(reduced, list(everyone))
+    confirmation = run_case(reduced, list(everyone), bare=bare)
     confirmed = any(finding_signature(reduced, r).key == key for r in findings_of(confirmation))
     return ReducedFinding(reduced, reduction, confirmation, confirmed, time.monotonic() - t0)

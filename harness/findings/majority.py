@@ -23,7 +23,7 @@ from harness.cases.case import Case
 from harness.core.errors import EvaluationError, HarnessError
 from harness.core.semantics import STANDARD, SemanticsProfile
 from harness.judge.compare import Judgement, Verdict, compare
-from harness.judge.instrument import Plan, instrument, with_rowid
+from harness.judge.instrument import Plan, bare_plan, instrument, with_rowid
 from harness.judge.oracle import Oracle
 from harness.judge.runner import Result, effective_knobs
 
@@ -36,6 +36,9 @@ _ANSWERED = (Verdict.MATCH, Verdict.MISMATCH, Verdict.TYPE_MISMATCH)
 
 
 def classify(case: Case, finding: Result, results: Sequence[Result]) -> str:
+    """A bare verdict (`facts.bare`) is weighed against the other engines' bare verdicts."""
+    if finding.facts.bare:
+        results = [r.bare for r in results if r.bare is not None]
     if finding.verdict is Verdict.SUSPECT_REFERENCE or finding.engine == "reference":
         return REFERENCE_VS_ALL
     if _defined_elsewhere(case, finding):
@@ -67,7 +70,7 @@ def _defined_elsewhere(case: Case, finding: Result) -> bool:
         own = get_dialect(finding.engine).semantics
     except HarnessError:
         return False
-    plan = instrument(case.query, case.schemas)
+    plan = bare_plan(case.query, case.schemas) if finding.facts.bare else instrument(case.query, case.schemas)
     tables = with_rowid(case.tables) if plan.rowid_column is not None else dict(case.tables)
     # Profiles that differ only in knobs this query never touches give the same
     # reference answer (the runner's rule) and so the same verdict: one of them is

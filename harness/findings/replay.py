@@ -28,7 +28,7 @@ from harness.engines.base import Engine
 from harness.findings.replay_diff import Answer, Changed, Diff, diff, user_answer
 from harness.judge.cells import hashable
 from harness.judge.compare import PASSING
-from harness.judge.instrument import Plan, instrument, with_rowid
+from harness.judge.instrument import Plan, bare_plan, instrument, with_rowid
 from harness.judge.oracle import Oracle
 from harness.judge.runner import Result, RunResults, profile_named, run_case, start_engines
 
@@ -98,6 +98,9 @@ class EngineReplay:
     diff: Diff | None
     profile: str
     is_reference: bool = False
+    # The engine's run of the bare query (`harness.judge.bare`), where instrumenting
+    # the query added something: its own verdict, SQL, answer and diff.
+    bare: EngineReplay | None = None
 
 
 @dataclass
@@ -107,29 +110,40 @@ class Replay:
 
     @property
     def passed(self) -> bool:
-        return all(e.result.verdict in PASSING for e in self.engines)
+        return all(e.result.verdict in PASSING and (e.bare is None or e.bare.result.verdict in PASSING)
+                   for e in self.engines)
 
 
 def replay(case: Case, engines: Sequence[Engine]) -> Replay:
     """Run `case` on `engines` (started here, closed by the caller)."""
     run = RunResults(engines={})
     start_engines(engines, run)
-    results = run_case(case, engines)
+    results = run_case(case, engines, bare=True)
     references = _References.of(case)
+    bare = bare_plan(case.query, case.schemas)
     out = []
     for engine, result in zip(engines, results, strict=True):
         profile = profile_named(case.profile) if engine.is_reference else engine.dialect.semantics
-        answer = user_answer(result.answer, references.plan) if result.answer is not None else None
         if engine.is_reference:
             # Its own evaluation, with LIMIT applied (the runner keeps the unlimited one).
-            answer, found = references.under(profile), None
-        else:
-            reference = references.under(profile)
-            found = None if answer is None or reference is None else diff(
-                reference, answer, _against(references, profile))
-        out.append(EngineReplay(result, run.engines[engine.name], answer, found, profile.name,
-                                engine.is_reference))
+            out.append(EngineReplay(result, run.engines[engine.name], references.under(profile), None,
+                                    profile.name, True))
+            continue
+        shown = _shown(references, profile, result, references.plan, run.engines[engine.name])
+        if result.bare is not None:
+            shown.bare = _shown(references, profile, result.bare, bare, run.engines[engine.name])
+        out.append(shown)
     return Replay(case, out)
+
+
+def _shown(references: _References, profile: SemanticsProfile, result: Result, plan: Plan,
+           version: str) -> EngineReplay:
+    """An engine's answer (to the query of `plan`) and its diff against the reference."""
+    answer = user_answer(result.answer, plan) if result.answer is not None else None
+    reference = references.under(profile)
+    found = None if answer is None or reference is None else diff(
+        reference, answer, _against(references, profile))
+    return EngineReplay(result, version, answer, found, profile.name)
 
 
 def _against(references: _References, profile: SemanticsProfile) -> str:

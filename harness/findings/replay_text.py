@@ -24,14 +24,17 @@ def write_text(rep: Replay, out: TextIO) -> None:
     for e in rep.engines:
         out.write("\n")
         _write_engine(e, case, out)
+        if e.bare is not None:
+            out.write("\n")
+            _write_engine(e.bare, case, out, " (bare query: as written, no hidden columns)")
     out.write("\n")
     out.write("PASS: every verdict is match or unsupported\n" if rep.passed else
               "FAIL: some verdicts are neither a match, a rejection the definition requires, nor unsupported\n")
 
 
-def _write_engine(e: EngineReplay, case: Case, out: TextIO) -> None:
+def _write_engine(e: EngineReplay, case: Case, out: TextIO, which: str = "") -> None:
     r = e.result
-    out.write(f"== {r.engine} {e.version}: {r.verdict.value}\n")
+    out.write(f"== {r.engine}{which} {e.version}: {r.verdict.value}\n")
     if r.detail:
         out.write(f"  detail: {r.detail}\n")
     for note in r.notes:
@@ -110,6 +113,8 @@ def _engine_json(e: EngineReplay) -> dict:
         "rows": [[json_value(v) for v in row] for row in e.answer.rows] if e.answer else None,
         "diff": None,
     }
+    if e.bare is not None:
+        doc["bare"] = _engine_json(e.bare)
     d = e.diff
     if d is not None:
         doc["diff"] = {

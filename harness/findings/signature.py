@@ -12,13 +12,17 @@ engine, the verdict class, and
 - for an error, crash or timeout, the engine's message with numbers, names
   and quoted values taken out (the query around it would make every
   occurrence look new).
+
+A verdict on the bare query (`facts.bare`, `harness.judge.bare`) is its own
+kind: its verdict reads `bare-mismatch` (`bare-error`...), so it is never
+counted as, nor reduced into, a finding of the instrumented query.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from harness.cases.case import Case
 from harness.cases.coverage import expr_type
@@ -66,6 +70,8 @@ class Signature:
 
 
 def signature(case: Case, engine: str, verdict: str, facts: Facts) -> Signature:
+    if facts.bare:  # the bare query failed where the instrumented one passed: its own kind
+        return _bare(signature(case, engine, verdict, replace(facts, bare=None)))
     if verdict in _FAILED:
         # The engine's own words name the problem; the window expressions of
         # the query around it would make every occurrence look new.
@@ -75,6 +81,10 @@ def signature(case: Case, engine: str, verdict: str, facts: Facts) -> Signature:
     chosen = [exprs[column]] if column is not None else list(exprs.values())
     features = tuple(sorted({describe(e, s, case.schemas) for e, s in chosen})) or ("no window",)
     return Signature(engine, verdict, features)
+
+
+def _bare(sig: Signature) -> Signature:
+    return replace(sig, verdict=f"bare-{sig.verdict}")
 
 
 def describe(expr: WindowExpr, spec: WindowSpec, schemas: tuple[TableSchema, ...]) -> str:

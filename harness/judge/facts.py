@@ -41,6 +41,10 @@ class Facts:
     # The reference's verdict against the case's own expected rows (or error),
     # on the reference's result and on the engine verdicts it made suspect.
     against_case: Verdict | None = None
+    # True: the verdict is on the bare query (the user's own, without the
+    # harness's row id and witness columns, `harness.judge.bare`), judged
+    # beside the instrumented one; a finding of its own kind when that passed.
+    bare: bool | None = None
 
     def as_json(self) -> dict:
         return {f.name: _plain(getattr(self, f.name)) for f in fields(self) if getattr(self, f.name) is not None}

@@ -352,3 +352,46 @@ def _union_order_keys(union: UnionAll, scope: Scope) -> tuple[OrderKey, ...] | N
             return None
         keys.append(_order_key(key, column))
     return tuple(keys)
+
+
+# -- the bare query ------------------------------------------------------------------
+
+
+def bare_plan(query: Query, schemas: tuple[TableSchema, ...]) -> Plan:
+    """The plan of the query as the user wrote it: nothing added (no row id, no
+    witness, no hidden ORDER BY key), over the tables as they are.
+
+    The instrumented query is another query to an optimizer, and a rewrite that
+    fires only on the user's can hide behind it (`harness.judge.bare`). Its
+    answer is judged as a multiset, in order by the ORDER BY keys that are
+    output columns (an ORDER BY on anything else leaves the order unchecked,
+    and says so), with the peer-order search of queries without a witness.
+    """
+    tables = {s.name: s for s in schemas}
+    if isinstance(query, With):
+        ctes = cte_names(query.ctes, Scope(tables, {}))
+        if isinstance(query.body, Select):
+            return replace(_bare_select(query.body, tables, ctes), query=query)
+        if isinstance(query.body, UnionAll):
+            return _union_plan(query, query.body, Scope(tables, ctes))
+        return Plan(query, visible=-1, order_keys=None if _has_order(query.body) else ())
+    if isinstance(query, UnionAll):
+        return _union_plan(query, query, Scope(tables, {}))
+    if not isinstance(query, Select):
+        return Plan(query, visible=-1, order_keys=None if _has_order(query) else ())
+    return _bare_select(query, tables, {})
+
+
+def _bare_select(query: Select, tables: dict[str, TableSchema], ctes: dict[str, Names | None]) -> Plan:
+    """The plan of a SELECT left as it is; `*` is expanded only to know which
+    output column an ORDER BY key and an order-sensitive window are."""
+    expanded = expand_stars(query, tables, ctes)
+    if expanded is None:
+        return Plan(query, visible=-1, order_keys=_unexpanded_order_keys(query),
+                    limit=query.limit, offset=query.offset)
+    if any(isinstance(k.expr, AllColumns) for k in expanded.order_by):
+        order_keys = _all_order_keys(expanded)
+    else:
+        order_keys = _order_keys(expanded, list(expanded.items), allow_hidden=False)
+    return Plan(query, visible=len(expanded.items), order_keys=order_keys, limit=query.limit,
+                offset=query.offset, sensitive_columns=_sensitive_columns(expanded))

@@ -40,9 +40,24 @@ from harness.core.model import (
 from harness.core.semantics import STANDARD, SemanticsProfile
 from harness.core.types import TypeKind
 from harness.engines.base import Engine
-from harness.judge.compare import PASSING, Judgement, Outcome, Verdict, compare, compare_expected
+from harness.judge.bare import bare_comparator
+from harness.judge.compare import (
+    PASSING,
+    Comparator,
+    Judgement,
+    Outcome,
+    Verdict,
+    compare,
+    compare_expected,
+)
 from harness.judge.facts import Facts
-from harness.judge.instrument import Plan, has_unordered_sensitive_window, instrument, with_rowid
+from harness.judge.instrument import (
+    Plan,
+    bare_plan,
+    has_unordered_sensitive_window,
+    instrument,
+    with_rowid,
+)
 from harness.judge.oracle import Oracle
 
 
@@ -65,12 +80,14 @@ class Result:
     # semantics profile, hidden columns included, before any LIMIT), so findings
     # show it without evaluating the reference again; None where it has none.
     reference_answer: pa.Table | None = field(default=None, repr=False, compare=False)
+    # The same engine's verdict on the bare query (`harness.judge.bare`), where it ran.
+    bare: Result | None = field(default=None, repr=False, compare=False)
 
     def named(self, engine: str) -> Result:
         return replace(self, engine=engine)
 
     def as_json(self) -> dict:
-        return {
+        doc = {
             "case": self.case,
             "engine": self.engine,
             "verdict": self.verdict.value,
@@ -80,6 +97,9 @@ class Result:
             "seconds": round(self.seconds, 4),
             "facts": self.facts.as_json(),
         }
+        if self.bare is not None:
+            doc["bare"] = self.bare.as_json()
+        return doc
 
     def said(self, verdict: Verdict, detail: str, **facts: object) -> None:
         """Set the verdict, its facts and the detail that shows them."""
@@ -103,7 +123,7 @@ class RunResults:
 
     @property
     def passed(self) -> bool:
-        return all(r.verdict in PASSING for r in self.results)
+        return all(r.verdict in PASSING and (r.bare is None or r.bare.verdict in PASSING) for r in self.results)
 
 
 Progress = Callable[[int, int, str], None]
@@ -130,6 +150,7 @@ class _Prepared:
     by_profile: dict[SemanticsProfile, _Judged] = field(default_factory=dict)
     by_knobs: dict[tuple, _Judged] = field(default_factory=dict)  # see `under`
     seconds: float = 0.0  # the reference's own evaluation time
+    comparator: Comparator = compare  # the bare query's own (`harness.judge.bare`)
 
     def under(self, profile: SemanticsProfile) -> _Judged:
         """The reference evaluated under `profile`: once per profile, and once for
@@ -207,25 +228,27 @@ def start_engines(engines: Sequence[Engine], into: RunResults) -> None:
 
 
 def run_cases(
-    cases: Sequence[Case], engines: Sequence[Engine], progress: Progress | None = None
+    cases: Sequence[Case], engines: Sequence[Engine], progress: Progress | None = None, bare: bool = False
 ) -> RunResults:
+    """Every case on every engine; `bare`: each case's bare query too (`run_bare`)."""
     t0 = time.perf_counter()
     run = RunResults(engines={})
     start_engines(engines, run)
     for i, case in enumerate(cases):
         if progress:
             progress(i, len(cases), case.id)
-        run.results.extend(run_case(case, engines, run.query_seconds))
+        run.results.extend(run_case(case, engines, run.query_seconds, bare=bare))
     run.wall_seconds = time.perf_counter() - t0
     return run
 
 
 def run_case(case: Case, engines: Sequence[Engine], clock: Counter | None = None,
-             flag: bool = True) -> list[Result]:
+             flag: bool = True, bare: bool = False) -> list[Result]:
     """One verdict per engine. The reference is always judged against the case's
     rows (it is the oracle), and listed only when it is among `engines`.
     `flag=False` leaves the suspect-reference check to a caller that has more
-    engines' verdicts to add (`flag_suspect_reference`)."""
+    engines' verdicts to add (`flag_suspect_reference`). `bare`: each engine's
+    verdict on the bare query too, kept as its result's `bare` (`run_bare`)."""
     prepared = PreparedCase(case)
     results = []
     for engine in engines:
@@ -240,6 +263,8 @@ def run_case(case: Case, engines: Sequence[Engine], clock: Counter | None = None
         results.append(result)
     if flag:
         prepared.flag_suspect_reference(results, engines)
+    if bare:
+        run_bare(case, results, engines, clock, prepared.reference, flag=flag)
     return results
 
 
@@ -263,6 +288,55 @@ class PreparedCase:
 
     def flag_suspect_reference(self, results: list[Result], engines: Sequence[Engine]) -> None:
         flag_suspect_reference(self.case, self.reference, results, engines)
+
+
+# -- the bare query (harness.judge.bare) ----------------------------------------------
+
+
+def run_bare(case: Case, results: list[Result], engines: Sequence[Engine], clock: Counter | None = None,
+             reference: Result | None = None, flag: bool = True) -> None:
+    """Judge each engine's answer to the bare query and keep it as its result's
+    `bare` (`facts.bare` set). Nothing runs where the instrumenter added nothing
+    to the query: there the instrumented verdict is the bare one. `reference`:
+    the reference's own verdict (made again when the case has expected rows)."""
+    prepared = prepare_bare(case)
+    if prepared is None:
+        return
+    by_name = {e.name: e for e in engines if not e.is_reference}
+    twins = []
+    for result in results:
+        engine = by_name.get(result.engine)
+        if engine is None or result.bare is not None:
+            continue
+        t0 = time.perf_counter()
+        result.bare = judge_bare(prepared, engine)
+        result.bare.seconds = time.perf_counter() - t0
+        if clock is not None:
+            clock[engine.name] += result.bare.seconds
+        twins.append(result.bare)
+    if flag and twins:
+        if reference is None:
+            reference = (_judge_reference(_prepare(case)) if case.expected is not None or case.error is not None
+                         else Result(case.id, _REFERENCE, Verdict.MATCH))
+        flag_suspect_reference(case, reference, twins, engines)
+
+
+def prepare_bare(case: Case) -> _Prepared | None:
+    """The bare query with its own reference (evaluated when an engine's answer is
+    judged), or None when instrumenting it adds nothing."""
+    instrumented = instrument(case.query, case.schemas)
+    if instrumented.query == case.query and instrumented.rowid_column is None \
+            and not has_unordered_sensitive_window(case.query):
+        return None
+    return _Prepared(case, bare_plan(case.query, case.schemas), dict(case.tables), profile_named(case.profile),
+                     comparator=bare_comparator(row_level=instrumented.rowid_column is not None))
+
+
+def judge_bare(prepared: _Prepared, engine: Engine) -> Result:
+    """The engine's verdict on the bare query (`prepare_bare`)."""
+    result = _judge_engine(prepared, engine)
+    result.facts = replace(result.facts, bare=True)
+    return result
 
 
 def flag_suspect_reference(case: Case, reference: Result, results: list[Result],
@@ -380,7 +454,7 @@ def judge_answer(p: _Prepared, engine: Engine, result: Result, answer: pa.Table)
     else:
         judgement = Judgement(p.plan, engine.dialect.semantics.null_ordering)
         try:
-            _fill(result, compare(answer, judgement, ref.oracle))
+            _fill(result, p.comparator(answer, judgement, ref.oracle))
         except ReferenceTimeout as e:  # searching orders of tied rows evaluates it again and again
             _harness_failed(result, Verdict.INCONCLUSIVE, f"reference cannot evaluate: {e}")
             return result
@@ -461,8 +535,13 @@ def rerun(case: Case, engine: Engine, first: Result, times: int) -> Result:
     Only verdicts are compared: two runs may order tied rows differently and
     both be right, which the comparator already accepts.
     """
-    prepared = PreparedCase(case).for_engine(engine)
-    runs = [first] + [_judge_engine(prepared, engine) for _ in range(times)]
+    if first.facts.bare:
+        bare = prepare_bare(case)
+        assert bare is not None  # a bare verdict was made of it
+        runs = [first] + [judge_bare(bare, engine) for _ in range(times)]
+    else:
+        prepared = PreparedCase(case).for_engine(engine)
+        runs = [first] + [_judge_engine(prepared, engine) for _ in range(times)]
     verdicts = Counter(r.verdict.value for r in runs)
     if len(verdicts) == 1:
         return first

@@ -43,6 +43,8 @@ def _meta(finding: Finding, record: dict) -> Markup:
     cases = ", ".join(finding.cases[:8]) + (f", … ({finding.count} in all)" if finding.count > 8 else "")
     items = [("engine", h("b", {}, finding.engine)), ("verdict", finding.verdict),
              ("classification", finding.classification or "?"),
+             *([("query", "the bare query (as written: no hidden row id or witness columns) failed "
+                          "where the instrumented query passed")] if finding.facts.bare else []),
              ("occurrences", f"{finding.count}: {cases}"), ("results", h("code", {}, finding.source))]
     items.append(("case file", h("code", {}, shown) if shown else "not recorded"))
     if finding.file is not None and finding.original is not None and finding.file != finding.original:
@@ -91,7 +93,7 @@ def _show(value: object) -> str:
 
 
 def _engine_sql(record: dict) -> Markup | None:
-    engines = {name: e for name, e in (record.get("engines") or {}).items() if e.get("sql")}
+    engines = {name: e for name, e in _engine_records(record).items() if e.get("sql")}
     if not engines:
         return None
     return h("details", {}, h("summary", {}, "each engine's SQL"),
@@ -99,8 +101,17 @@ def _engine_sql(record: dict) -> Markup | None:
               for name, e in engines.items()])
 
 
-def _answers(finding: Finding, record: dict) -> Markup | None:
+def _engine_records(record: dict) -> dict:
+    """Each engine's record; for a finding of the bare query, its run of the bare query
+    (`harness.judge.bare`) where it has one."""
     engines = record.get("engines") or {}
+    if not (record.get("facts") or {}).get("bare"):
+        return engines
+    return {name: e.get("bare") or e for name, e in engines.items()}
+
+
+def _answers(finding: Finding, record: dict) -> Markup | None:
+    engines = _engine_records(record)
     reference = answer_rows((engines.get("reference") or {}).get("answer"))
     if not engines:
         return None

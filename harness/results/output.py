@@ -83,11 +83,15 @@ def _write_counts(run: RunResults, out: TextIO) -> None:
 
 def _write_details(run: RunResults, out: TextIO, known: Known) -> None:
     shown = [r for r in run.results if r.verdict not in PASSING]
+    # The bare query's verdicts (harness.judge.bare) where the instrumented one passed.
+    shown += [r.bare for r in run.results if r.bare is not None and r.verdict in PASSING
+              and r.bare.verdict not in PASSING]
     if not shown:
         return
     out.write("Not passing:\n")
     for r in shown:
-        out.write(f"- {r.case} on {r.engine}: {r.verdict.value}: {r.detail}\n")
+        which = " (bare query)" if r.facts.bare else ""
+        out.write(f"- {r.case} on {r.engine}{which}: {r.verdict.value}: {r.detail}\n")
         entry = known(r)
         if entry is not None:
             link = f" ({entry.link})" if getattr(entry, "link", None) else ""

@@ -104,7 +104,8 @@ def _findings(run: RunResults, cases: dict[str, Case]) -> tuple[list[dict], dict
     saved: dict[str, SavedCase] = {}
     for case_id, results in by_case.items():
         case = cases[case_id]
-        for result in (r for r in results if r.verdict in FINDING_VERDICTS):
+        bare = [r.bare for r in results if r.bare is not None and r.verdict not in FINDING_VERDICTS]
+        for result in (r for r in results + bare if r.verdict in FINDING_VERDICTS):
             sig = finding_signature(case, result)
             file = f"{FINDINGS_DIR}/{sig.key}.yaml"
             lines.append({"key": sig.key, "signature": sig.text, "engine": result.engine,

@@ -81,6 +81,9 @@ class Progress:
     shapes: Counter = field(default_factory=Counter)
     engine_seconds: Counter = field(default_factory=Counter)
     metamorphic: Counter = field(default_factory=Counter)
+    # The bare query's verdicts (`harness.judge.bare`), per engine, and the cases it ran on.
+    bare: dict[str, Counter] = field(default_factory=dict)
+    bare_cases: int = 0
     # The steering picks of each group's shape, so a group cut short by a kill
     # resumes with the same query.
     shape_picks: dict[str, list[int]] = field(default_factory=dict)
@@ -103,6 +106,10 @@ class Progress:
         self.shapes.update(line.get("shapes", []))
         for relation, status in line.get("metamorphic", {}).items():
             self.metamorphic[f"{relation}:{status}"] += 1
+        if "bare" in line:
+            self.bare_cases += 1
+            for engine, verdict in line["bare"].items():
+                self.bare.setdefault(engine, Counter())[verdict] += 1
 
     def add_finding(self, line: dict) -> bool:
         """Count an occurrence; True when its signature is new."""

@@ -401,6 +401,35 @@ class FlakyDuckDB(AlteredDuckDB):
         return answer
 
 
+class SingleWindowDuckDB(AlteredDuckDB):
+    """DuckDB with a planted "single window" rewrite: a query whose select list
+    holds exactly one window expression and no hidden column of the harness
+    gets one wrong value in that window's column (its first row that has a
+    value to corrupt). The instrumented query (a row id, row_number witnesses:
+    more columns, more windows) never meets it, so only the bare query
+    (`harness.judge.bare`) can find it."""
+
+    name = "duckdb~single-window"
+    planted = "a query with a single window expression (and nothing hidden) gets one wrong window value"
+
+    def alter_answer(self, answer: pa.Table, query: Query, sql: str) -> pa.Table:
+        while isinstance(query, With):
+            query = query.body
+        if not isinstance(query, Select) or len(_user_items(query)) != len(query.items):
+            return answer  # a hidden column: the instrumented query
+        windowed = [i for i, item in enumerate(query.items) if window_exprs(item.expr)]
+        if sum(len(window_exprs(item.expr)) for item in query.items) != 1 or windowed[0] >= answer.num_columns:
+            return answer
+        column = windowed[0]
+        values = answer.column(column).to_pylist()
+        for row, value in enumerate(values):
+            bad = _corrupted(value, answer.field(column).type)
+            if bad is not None:
+                values[row] = bad
+                return _with_column(answer, column, values)
+        return answer
+
+
 # -- the control --------------------------------------------------------------------
 
 
@@ -441,5 +470,6 @@ CLAUSE_FAULTS: dict[str, type[Engine]] = {
     for cls in (
         RangeOffsetDuckDB, DescNullsDuckDB, ExcludeTiesDuckDB, TieValueDuckDB,
         NtileDuckDB, IgnoreNullsDuckDB, FloatSumDuckDB, FlakyDuckDB, PeerShuffleDuckDB,
+        SingleWindowDuckDB,
     )
 }
