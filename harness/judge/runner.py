@@ -44,6 +44,7 @@ from harness.judge.compare import PASSING, Judgement, Outcome, Verdict, compare,
 from harness.judge.facts import Facts
 from harness.judge.instrument import Plan, has_unordered_sensitive_window, instrument, with_rowid
 from harness.judge.oracle import Oracle
+from harness.judge.restrict import Restriction, restrict
 
 
 @dataclass
@@ -127,6 +128,9 @@ class _Prepared:
     plan: Plan
     tables: dict
     profile: SemanticsProfile  # the one the case's expected rows follow
+    # What the engine runs instead of the case's query (items left out, or a
+    # spelling that means the same), this being the restricted case; None: the case's.
+    restriction: Restriction | None = None
     by_profile: dict[SemanticsProfile, _Judged] = field(default_factory=dict)
     by_knobs: dict[tuple, _Judged] = field(default_factory=dict)  # see `under`
     seconds: float = 0.0  # the reference's own evaluation time
@@ -256,10 +260,41 @@ class PreparedCase:
         self.reference = _judge_reference(self.plain)
         self.witnessed = (_prepare(case, unordered_witness=True)
                           if has_unordered_sensitive_window(case.query) else self.plain)
+        # Per engine, what it runs of a query it cannot write as it is; and per
+        # distinct restricted query, its instrumented forms (engines with the
+        # same restriction share the reference's evaluations).
+        self._restrictions: dict[str, Restriction | None] = {}
+        self._restricted: dict[Query, tuple[_Prepared, _Prepared]] = {}
 
     def for_engine(self, engine: Engine) -> _Prepared:
+        """The prepared case this engine runs: the case's, or restricted to what
+        its dialect writes (`harness.judge.restrict`), instrumented after."""
         accepts = "row_number" not in engine.dialect.needs_order_by
-        return self.witnessed if accepts else self.plain
+        restriction = self.restriction(engine)
+        if restriction is None:
+            return self.witnessed if accepts else self.plain
+        plain, witnessed = self._restricted_case(restriction)
+        return witnessed if accepts else plain
+
+    def restriction(self, engine: Engine) -> Restriction | None:
+        if engine.name not in self._restrictions:
+            self._restrictions[engine.name] = restrict(self.case.query, engine.render)
+        return self._restrictions[engine.name]
+
+    def _restricted_case(self, restriction: Restriction) -> tuple[_Prepared, _Prepared]:
+        found = self._restricted.get(restriction.query)
+        if found is None:
+            from harness.sql.writer import write
+
+            # The case's expected rows (or error) are for its own query: the
+            # restricted one is judged against the reference alone.
+            case = replace(self.case, query=restriction.query, sql=write(restriction.query),
+                           expected=None, error=None)
+            plain = _prepare(case, restriction=restriction)
+            witnessed = (_prepare(case, unordered_witness=True, restriction=restriction)
+                         if has_unordered_sensitive_window(case.query) else plain)
+            found = self._restricted[restriction.query] = (plain, witnessed)
+        return found
 
     def flag_suspect_reference(self, results: list[Result], engines: Sequence[Engine]) -> None:
         flag_suspect_reference(self.case, self.reference, results, engines)
@@ -273,10 +308,10 @@ def flag_suspect_reference(case: Case, reference: Result, results: list[Result],
     _flag_suspect_reference(case, reference, judged, implementations)
 
 
-def _prepare(case: Case, unordered_witness: bool = False) -> _Prepared:
+def _prepare(case: Case, unordered_witness: bool = False, restriction: Restriction | None = None) -> _Prepared:
     plan = instrument(case.query, case.schemas, unordered_witness)
     tables = with_rowid(case.tables) if plan.rowid_column is not None else dict(case.tables)
-    prepared = _Prepared(case, plan, tables, profile_named(case.profile))
+    prepared = _Prepared(case, plan, tables, profile_named(case.profile), restriction)
     prepared.under(prepared.profile)
     return prepared
 
@@ -324,10 +359,22 @@ def _judge_engine(p: _Prepared, engine: Engine) -> Result:
         answer = engine.run(p.tables, result.sql)
     except InvalidQuery as e:  # the writer could not spell the model: a harness bug
         _harness_failed(result, Verdict.ERROR, f"the harness cannot render this query: {e}")
-        return result
+        return said_restricted(result, p)
     except (Unsupported, EngineCrash, EngineTimeout, EngineError) as e:
-        return _failed(result, e, ref, engine)
+        return said_restricted(_failed(result, e, ref, engine), p)
     return judge_answer(p, engine, result, answer)
+
+
+def said_restricted(result: Result, p: _Prepared) -> Result:
+    """Say in the facts and the notes what the engine ran instead of the case's
+    query, when it ran a restricted or respelled one (nothing left out silently)."""
+    r = p.restriction
+    if r is None or result.facts.left_out is not None or result.facts.respelled is not None:
+        return result
+    result.facts = replace(result.facts, left_out=r.left_out or None,
+                           order_keys_left_out=r.order_keys_left_out or None, respelled=r.respelled or None)
+    result.notes = (r.note, *result.notes)
+    return result
 
 
 def reference_table(ref: _Judged) -> pa.Table | None:
@@ -383,9 +430,9 @@ def judge_answer(p: _Prepared, engine: Engine, result: Result, answer: pa.Table)
             _fill(result, compare(answer, judgement, ref.oracle))
         except ReferenceTimeout as e:  # searching orders of tied rows evaluates it again and again
             _harness_failed(result, Verdict.INCONCLUSIVE, f"reference cannot evaluate: {e}")
-            return result
+            return said_restricted(result, p)
         result.notes += _by_design_note(p, engine.dialect.semantics)
-    return result
+    return said_restricted(result, p)
 
 
 def _by_design_note(p: _Prepared, profile: SemanticsProfile) -> tuple[str, ...]:
