@@ -301,7 +301,10 @@ class Shard:
             "details": {r.engine: r.detail[:200] for r in results
                         if r.verdict.value != "match" and r.detail},
             "facts": {r.engine: r.facts.as_json() for r in results
-                      if r.verdict.value != "match" and r.facts.as_json()},
+                      if (r.verdict.value != "match" or _ran_otherwise(r)) and r.facts.as_json()},
+            # What an engine ran instead of the case's query (items left out, a
+            # respelling), with its SQL: never dropped silently, matches included.
+            "restricted": {r.engine: {"note": r.notes[0], "sql": r.sql} for r in results if _ran_otherwise(r)},
             "seconds": {r.engine: round(r.seconds, 5) for r in results},
             "generation_seconds": round(generation, 5),
             "at": round(time.time(), 2),
@@ -602,6 +605,11 @@ def _shard_main(config: CampaignConfig, job: int, progress: Progress, findings_d
         lines.put({"kind": "shard-done", "job": job})
 
 
+def _ran_otherwise(result) -> bool:
+    """Whether the engine ran a restricted or respelled query (`harness.judge.restrict`)."""
+    return result.facts.left_out is not None or result.facts.respelled is not None
+
+
 def summarize(config: CampaignConfig, progress: Progress, wall: float, new_cases: int) -> dict:
     from harness.cases.coverage import grid
 
@@ -622,6 +630,8 @@ def summarize(config: CampaignConfig, progress: Progress, wall: float, new_cases
         "findings": len(progress.findings),
         "finding_occurrences": sum(t.count for t in progress.findings.values()),
         "verdicts": {e: dict(c) for e, c in progress.verdicts.items()},
+        # Verdicts (of any kind) on a query restricted to the items the engine writes.
+        "restricted": dict(progress.restricted),
         "engine_seconds": {e: round(s, 2) for e, s in progress.engine_seconds.items()},
         "engine_cases_per_s": per_engine,
         "coverage": {"grid_cells_covered": len(covered), "grid_cells_defined": len(defined),

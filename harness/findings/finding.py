@@ -35,7 +35,30 @@ HIDDEN_PREFIX = "__wh_"
 
 
 def finding_signature(case: Case, result: Result) -> Signature:
-    return signature(case, result.engine, result.verdict.value, result.facts)
+    return signature(ran_case(case, result), result.engine, result.verdict.value, result.facts)
+
+
+def ran_case(case: Case, result: Result) -> Case:
+    """The case as the engine ran it: for a verdict on a restricted (or respelled)
+    query, that query (`harness.judge.restrict`), judged against the reference
+    alone, so a finding file of it reproduces on every engine as it is."""
+    if result.ran_query is None:
+        return case
+    from harness.sql.writer import write
+
+    return replace(case, query=result.ran_query, sql=write(result.ran_query), expected=None, error=None,
+                   finding=case.finding if case.finding is not None else {})
+
+
+def restricted_record(case: Case, result: Result) -> dict:
+    """A finding record's word on a restricted verdict: what was left out of the
+    case's query (whose SQL it keeps) to give the query the finding file holds."""
+    if result.ran_query is None:
+        return {}
+    facts = result.facts.as_json()
+    return {"restricted": {"note": result.notes[0] if result.notes else "",
+                           **{k: facts[k] for k in ("left_out", "order_keys_left_out", "respelled") if k in facts},
+                           "case_sql": case.sql}}
 
 
 def user_answer(table: pa.Table | None) -> dict | None:
@@ -100,7 +123,9 @@ class FindingMaker:
             return
         self.known.add(sig.key)
         self.found.add(classification)
-        record = self.record(sig, classification, result, results, seed, generated)
+        record = {**self.record(sig, classification, result, results, seed, generated),
+                  **restricted_record(case, result)}
+        case = ran_case(case, result)  # what the engine ran: reduced and replayed as it is
         self.save(replace(case, id=f"findings/{sig.key}", tags=(*case.tags, "finding")), path, record)
         yield line
         if self.config.reduce and result.verdict is not Verdict.TIMEOUT:

@@ -66,6 +66,9 @@ class Result:
     # semantics profile, hidden columns included, before any LIMIT), so findings
     # show it without evaluating the reference again; None where it has none.
     reference_answer: pa.Table | None = field(default=None, repr=False, compare=False)
+    # The query the engine ran instead of the case's (before instrumenting), where
+    # it ran a restricted or respelled one (see `facts.left_out`); None: the case's.
+    ran_query: Query | None = field(default=None, repr=False, compare=False)
 
     def named(self, engine: str) -> Result:
         return replace(self, engine=engine)
@@ -101,6 +104,11 @@ class RunResults:
         for r in self.results:
             out[r.engine][r.verdict.value] += 1
         return {name: dict(c) for name, c in out.items()}
+
+    def restricted_counts(self) -> dict[str, int]:
+        """Per engine, its verdicts on a query restricted to the items it writes."""
+        out = Counter(r.engine for r in self.results if r.facts.restricted)
+        return {name: out[name] for name in self.engines if out[name]}
 
     @property
     def passed(self) -> bool:
@@ -374,6 +382,7 @@ def said_restricted(result: Result, p: _Prepared) -> Result:
     result.facts = replace(result.facts, left_out=r.left_out or None,
                            order_keys_left_out=r.order_keys_left_out or None, respelled=r.respelled or None)
     result.notes = (r.note, *result.notes)
+    result.ran_query = r.query
     return result
 
 
