@@ -128,7 +128,8 @@ def _finding_case(case: Case, sig, result: Result, results: list[Result],
               "verdict": result.verdict.value, "classification": line["classification"],
               "detail": result.detail, "facts": result.facts.as_json(), "case": case.id,
               "harness_version": __version__,
-              "engines": engines, **restricted_record(case, result)}
+              "engines": engines}
+    record = restricted_record(case, result, record)
     case = ran_case(case, result)  # what the engine ran: replayed as it is
     if result.distinct_answers:
         record["distinct_answers"] = [user_answer(t) for t in result.distinct_answers]

@@ -1,0 +1,151 @@
+"""Every engine runs what it can of every case (`harness.judge.restrict`).
+
+A dialect that cannot write some window items of a query runs the query
+without them, judged against the reference on that same restricted query;
+the verdict says what was left out. Real engines: DataFusion cannot compute
+bool_and over a moving frame; a deliberately faulty DuckDB with a feature
+declared missing shows a restricted verdict still catches a wrong kept item.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from harness.campaign.batch_runner import run_batch
+from harness.cases.case import Case
+from harness.cases.casefile import save_case
+from harness.core.dialect import Feature
+from harness.engines.registry import get_engine
+from harness.findings.finding import findings_of, ran_case, restricted_record
+from harness.findings.replay import load_one, replay
+from harness.judge.compare import Verdict
+from harness.judge.restrict import restrict
+from harness.judge.runner import run_case
+from harness.sql import parse
+from harness.sql.writer import write
+
+TABLE = pa.table({"id": pa.array([1, 2, 3, 4, 5, 6, 7], pa.int64()),
+                  "k": ["a", "a", "a", "a", "b", "b", "a"],
+                  "v": pa.array([1, 1, 2, None, 3, 3, 2], pa.int32())})
+
+# ba: DataFusion has no bool_and over a moving frame; cd: a DISTINCT window aggregate.
+SQL = """SELECT id,
+  count(DISTINCT v) OVER (PARTITION BY k) AS cd,
+  ntile(2) OVER (PARTITION BY k ORDER BY id ASC) AS nt,
+  sum(v) OVER w AS s,
+  bool_and(v > 1) OVER (PARTITION BY k ORDER BY id ASC ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS ba
+FROM t WINDOW w AS (PARTITION BY k ORDER BY id ASC)
+ORDER BY cd DESC, id ASC"""
+
+
+def _case(sql: str = SQL, table: pa.Table = TABLE, cid: str = "restrict") -> Case:
+    from harness.core.model import ColumnDef, TableSchema
+    from harness.core.types import INT32, INT64, STRING
+
+    schema = TableSchema("t", (ColumnDef("id", INT64), ColumnDef("k", STRING), ColumnDef("v", INT32)))
+    query = parse(sql)
+    return Case(cid, "restriction", (), (schema,), {"t": table}, write(query), query, finding={})
+
+
+def _missing(engine, *features: Feature):
+    """The engine with features declared missing from its dialect."""
+    engine.dialect = dataclasses.replace(engine.dialect, unsupported=engine.dialect.unsupported | set(features))
+    return engine
+
+
+@pytest.fixture(scope="module")
+def started():
+    made = []
+
+    def start(name: str, *missing: Feature):
+        engine = _missing(get_engine(name), *missing)
+        engine.start()
+        made.append(engine)
+        return engine
+
+    yield start
+    for engine in made:
+        engine.close()
+
+
+def test_an_engine_runs_the_items_it_can_write_and_says_what_was_left_out(started) -> None:
+    reference, datafusion = started("reference"), started("datafusion")
+    result = run_case(_case(), [reference, datafusion])[1]
+    assert result.verdict is Verdict.MATCH, result.detail
+    assert result.facts.as_json()["left_out"] == [{"column": "ba", "feature": "window.bool_and-moving-frame"}]
+    assert "restricted: ba (window.bool_and-moving-frame) left out" in result.notes[0]
+    assert "bool_and" not in result.sql and "count(DISTINCT v)" in result.sql
+    # The reference it was judged against is the restricted query's: no `ba` column.
+    assert "ba" not in result.reference_answer.column_names
+
+
+def test_a_wrong_kept_item_is_still_caught(started) -> None:
+    """Silent-pass guard: ntile is planted wrong; cd is left out (declared missing),
+    and so is its ORDER BY key. The kept ntile must still be judged, and fail."""
+    reference = started("reference")
+    faulty = started("duckdb~ntile", Feature.DISTINCT_WINDOW_AGGREGATE)
+    result = run_case(_case(), [reference, faulty])[1]
+    assert result.verdict is Verdict.MISMATCH, result.detail
+    assert result.facts.column == "nt"
+    assert result.facts.left_out == (("cd", "window.distinct-aggregate"),)
+    assert result.facts.order_keys_left_out == ("cd DESC",)
+
+
+def test_an_engine_that_can_write_no_window_item_is_unsupported(started) -> None:
+    reference = started("reference")
+    duckdb = started("duckdb", Feature.DISTINCT_WINDOW_AGGREGATE)
+    sql = "SELECT id, count(DISTINCT v) OVER (PARTITION BY k) AS cd, sum(DISTINCT v) OVER () AS sd FROM t"
+    result = run_case(_case(sql), [reference, duckdb])[1]
+    assert result.verdict is Verdict.UNSUPPORTED
+    assert result.facts.feature == "window.distinct-aggregate" and result.facts.left_out is None
+
+
+def test_a_refusal_outside_the_window_items_is_unsupported(started) -> None:
+    """QUALIFY filters rows: never dropped, so nothing is restricted."""
+    duckdb = started("duckdb", Feature.QUALIFY)
+    sql = "SELECT id, sum(v) OVER (PARTITION BY k) AS s FROM t QUALIFY row_number() OVER (ORDER BY id ASC) <= 3"
+    assert restrict(parse(sql), duckdb.render) is None
+
+
+def test_a_refining_window_is_written_inline_where_refinements_are_missing(started) -> None:
+    """The same window by definition: nothing is left out, the note says so."""
+    reference = started("reference")
+    duckdb = started("duckdb", Feature.NAMED_WINDOW_REFINEMENT)
+    sql = ("SELECT id, sum(v) OVER (w ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS s, rank() OVER w AS r "
+           "FROM t WINDOW w AS (PARTITION BY k ORDER BY id ASC)")
+    result = run_case(_case(sql), [reference, duckdb])[1]
+    assert result.verdict is Verdict.MATCH, result.detail
+    assert result.facts.left_out is None and result.facts.respelled
+    assert "PARTITION BY k ORDER BY id ASC ROWS BETWEEN" in result.sql
+
+
+def test_batched_restricted_verdicts_equal_unbatched_ones(started) -> None:
+    reference, datafusion = started("reference"), started("datafusion")
+    tables = [TABLE, TABLE.slice(0, 4), TABLE.slice(2, 5)]
+    cases = [_case(table=t, cid=f"restrict/{i}") for i, t in enumerate(tables)]
+    runs = run_batch(cases, [reference, datafusion])
+    for case, run in zip(cases, runs, strict=True):
+        alone = run_case(case, [reference, datafusion])
+        assert [(r.verdict, r.facts) for r in run.results] == [(r.verdict, r.facts) for r in alone]
+        assert run.results[1].facts.left_out == (("ba", "window.bool_and-moving-frame"),)
+    assert all("datafusion" in run.batched for run in runs)
+
+
+def test_a_finding_from_a_restricted_verdict_replays(started, tmp_path: Path) -> None:
+    reference = started("reference")
+    faulty = started("duckdb~ntile", Feature.DISTINCT_WINDOW_AGGREGATE)
+    case = _case()
+    results = run_case(case, [reference, faulty])
+    (found,) = findings_of(results)
+    record = restricted_record(case, found, {"engines": {}})
+    assert record["restricted"]["left_out"] == [{"column": "cd", "feature": "window.distinct-aggregate"}]
+    assert "count(DISTINCT v)" in record["restricted"]["case_sql"]
+    path = save_case(dataclasses.replace(ran_case(case, found), id="findings/x"), tmp_path / "x.yaml", record)
+    assert "count(DISTINCT" not in load_one(str(path)).sql
+    again = replay(load_one(str(path)), [reference, faulty])
+    assert again.engines[1].result.verdict is Verdict.MISMATCH
+    assert again.engines[1].result.facts.left_out is None  # the file holds what the engine ran
