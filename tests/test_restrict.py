@@ -149,3 +149,19 @@ def test_a_finding_from_a_restricted_verdict_replays(started, tmp_path: Path) ->
     again = replay(load_one(str(path)), [reference, faulty])
     assert again.engines[1].result.verdict is Verdict.MISMATCH
     assert again.engines[1].result.facts.left_out is None  # the file holds what the engine ran
+
+
+def test_profiles_are_restricted_alike_and_compared_on_what_they_ran(started) -> None:
+    """An engine profile is an engine: same restriction, and the profile
+    comparison sees two answers to the same restricted query, which agree."""
+    from harness.judge.instrument import instrument
+    from harness.judge.profile_compare import profile_disagreements
+
+    reference, plain, profiled = started("reference"), started("datafusion"), started("datafusion[batch_size=1]")
+    case = _case()
+    results = run_case(case, [reference, plain, profiled])
+    assert [r.verdict for r in results[1:]] == [Verdict.MATCH, Verdict.MATCH]
+    assert results[1].ran_query == results[2].ran_query is not None
+    assert results[2].facts.left_out == (("ba", "window.bool_and-moving-frame"),)
+    plan = instrument(results[1].ran_query, case.schemas)
+    assert profile_disagreements(plan, results, {plain.name: "datafusion", profiled.name: "datafusion"}) == []

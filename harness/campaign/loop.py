@@ -333,11 +333,20 @@ class Shard:
         implementations = {e.name: e.implementation for e in self.engines if not e.is_reference}
         if len(set(implementations.values())) == len(implementations):
             return []  # no engine runs under two profiles
-        plan = instrument(case.query, case.schemas)
+        def disagreements(results: list[Result]) -> list:
+            """Profiles are compared on the query they ran: the case's, or the same
+            restricted one (`harness.judge.restrict`); never one against the other."""
+            by_query: dict = {}
+            for r in results:
+                by_query.setdefault(r.ran_query, []).append(r)
+            return [d for query, group in by_query.items()
+                    for d in profile_disagreements(instrument(query or case.query, case.schemas), group,
+                                                   implementations)]
+
         confirmed = []
-        for seen in profile_disagreements(plan, results, implementations):
+        for seen in disagreements(results):
             pair = [e for e in self.engines if e.name in seen.engines]
-            again = profile_disagreements(plan, run_case(case, pair, flag=False), implementations)
+            again = disagreements(run_case(case, pair, flag=False))
             confirmed += [d for d in again if d.engines == seen.engines]
         return confirmed
 
