@@ -165,3 +165,22 @@ def test_profiles_are_restricted_alike_and_compared_on_what_they_ran(started) ->
     assert results[2].facts.left_out == (("ba", "window.bool_and-moving-frame"),)
     plan = instrument(results[1].ran_query, case.schemas)
     assert profile_disagreements(plan, results, {plain.name: "datafusion", profiled.name: "datafusion"}) == []
+
+
+@pytest.mark.parametrize(("sql", "expected"), [
+    # A positional ORDER BY key is renumbered; one naming the left-out item goes with it.
+    ("SELECT id, count(DISTINCT v) OVER () AS cd, sum(v) OVER (ORDER BY id ASC) AS s FROM t ORDER BY 2 DESC, 3 ASC",
+     "SELECT id, sum(v) OVER (ORDER BY id ASC) AS s\nFROM t\nORDER BY 2 ASC"),
+    # GROUP BY positions are renumbered too.
+    ("SELECT k, count(DISTINCT k) OVER () AS cd, sum(count(*)) OVER (ORDER BY k ASC) AS s FROM t GROUP BY 1",
+     "SELECT k, sum(count(*)) OVER (ORDER BY k ASC) AS s\nFROM t\nGROUP BY 1"),
+    # A named window only the left-out item used leaves the WINDOW clause.
+    ("SELECT id, count(DISTINCT v) OVER w AS cd, sum(v) OVER (ORDER BY id ASC) AS s FROM t "
+     "WINDOW w AS (PARTITION BY k)", "SELECT id, sum(v) OVER (ORDER BY id ASC) AS s\nFROM t"),
+    # QUALIFY naming the left-out item's alias: no restriction.
+    ("SELECT id, count(DISTINCT v) OVER () AS cd, sum(v) OVER () AS s FROM t QUALIFY cd > 1", None),
+])
+def test_what_a_restriction_keeps(sql: str, expected: str | None) -> None:
+    duckdb = _missing(get_engine("duckdb"), Feature.DISTINCT_WINDOW_AGGREGATE)
+    restriction = restrict(parse(sql), duckdb.render)
+    assert (restriction and write(restriction.query)) == expected

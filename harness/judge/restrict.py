@@ -44,6 +44,7 @@ from harness.core.model import (
     Select,
     SelectItem,
     SortKey,
+    Star,
     SubqueryRef,
     UnionAll,
     Values,
@@ -53,6 +54,7 @@ from harness.core.model import (
     key_position,
     resolve_window,
     rewrite,
+    walk,
     window_exprs,
 )
 from harness.core.types import INT32, INT64
@@ -171,9 +173,18 @@ def _column_name(item: SelectItem) -> str:
 def _keep(select: Select, keep: list[int]) -> tuple[Select, tuple[str, ...]] | None:
     """`select` with only the items at `keep` (in order), its ORDER BY keys naming
     a left-out item left out (and listed), positions renumbered, unused named
-    windows left out. None when a GROUP BY position names a left-out item."""
+    windows left out. None when a GROUP BY position names a left-out item, when
+    positions stand beside a `*`, or when QUALIFY names a left-out item's alias."""
     renumber = {old + 1: new + 1 for new, old in enumerate(keep)}
     dropped = [item for i, item in enumerate(select.items) if i not in keep]
+    positional = any(key_position(k.expr) is not None for k in select.order_by) or any(
+        key_position(e) is not None for e in select.group_by)
+    if positional and any(isinstance(item.expr, Star) for item in select.items):
+        return None  # a `*` stands for several positions: do not guess them
+    aliases = {item.alias for item in dropped if item.alias is not None}
+    if select.qualify is not None and any(isinstance(n, Column) and n.table is None and n.name in aliases
+                                          for n in walk(select.qualify)):
+        return None  # QUALIFY naming a left-out item (DuckDB's alias rule): it filters rows, never dropped
     kept_items = tuple(select.items[i] for i in keep)
     kept_names = {item.alias for item in kept_items if item.alias is not None}
     order_by, left_out = [], []
