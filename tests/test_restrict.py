@@ -184,3 +184,31 @@ def test_what_a_restriction_keeps(sql: str, expected: str | None) -> None:
     duckdb = _missing(get_engine("duckdb"), Feature.DISTINCT_WINDOW_AGGREGATE)
     restriction = restrict(parse(sql), duckdb.render)
     assert (restriction and write(restriction.query)) == expected
+
+
+def test_run_shows_the_restriction_in_json_table_findings_and_report(tmp_path: Path, capsys) -> None:
+    """`run --format json` facts and summary, the table, and the HTML report all
+    say what was left out and show the SQL the engine ran."""
+    import json
+
+    import yaml
+
+    from harness.cli.main import main
+
+    path = tmp_path / "restrict.yaml"
+    path.write_text(yaml.safe_dump({
+        "description": "a window DataFusion cannot compute beside ones it can",
+        "tables": {"t": {"columns": {"id": "bigint", "k": "varchar", "v": "integer"},
+                         "rows": [list(r.values()) for r in TABLE.to_pylist()]}},
+        "sql": SQL, "finding": {"note": "reference as the oracle"}}))
+    assert main(["run", str(path), "--engines", "reference,datafusion", "--format", "json",
+                 "--report", str(tmp_path / "r.html")]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (result,) = [r for r in doc["results"] if r["engine"] == "datafusion"]
+    assert result["facts"]["left_out"] == [{"column": "ba", "feature": "window.bool_and-moving-frame"}]
+    assert doc["summary"]["restricted"] == {"datafusion": 1}
+    html = (tmp_path / "r.html").read_text()
+    assert "restricted: ba (window.bool_and-moving-frame) left out" in html
+    assert main(["run", str(path), "--engines", "reference,datafusion"]) == 0
+    table = capsys.readouterr().out
+    assert "restricted: ba (window.bool_and-moving-frame) left out" in table and "count(DISTINCT v)" in table

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_restrict import _case
 
 from harness.engines.registry import get_engine
 from harness.judge.compare import Verdict
 from harness.judge.runner import RunResults, run_case
 from harness.results.output import summary
-from test_restrict import _case
 
 pytestmark = pytest.mark.spark
 

@@ -145,6 +145,9 @@ def _load_run(data: ReportData, record: RunRecord, explainer_for, kind: str = "r
     for rows in cases.values():
         data.exercised.update(rows.all())
     for r in doc.get("results", []):
+        if r.get("facts", {}).get("left_out"):
+            _restricted(data.sources[-1], r["case"], r["engine"], r["verdict"], (r.get("notes") or [""])[0],
+                        r.get("sql") or "")
         rows = cases.get(r["case"], CaseRows(frozenset(), {}))
         _add_verdict(data, r["engine"], r["verdict"], recorded(r), rows, of.get((r["case"], r["engine"])))
 
@@ -155,6 +158,15 @@ def _add_verdict(data: ReportData, engine: str, verdict: str, facts: Facts, rows
     _add_outcome(data, engine, verdict, attribute(verdict, facts, rows), finding)
     for refused in left_out_rows(facts, rows):
         data.add_outcome(engine, "unsupported", refused, None)
+
+
+MAX_RESTRICTED_EXAMPLES = 20  # per results directory: the count says how many in all
+
+
+def _restricted(source: Source, case: str, engine: str, verdict: str, note: str, sql: str) -> None:
+    source.restricted[engine] += 1
+    if len(source.restricted_examples) < MAX_RESTRICTED_EXAMPLES:
+        source.restricted_examples.append((case, engine, verdict, note, sql))
 
 
 def _add_outcome(data: ReportData, engine: str, verdict: str, rows: frozenset[str],
@@ -241,6 +253,10 @@ def _fuzz_outcomes(data: ReportData, source: Source, lines: Iterable[dict], shap
         if rows is None:
             rows = described[key] = CaseRows.from_json({"case": key[0], "exprs": shapes.get(key[1], {})})
         data.exercised.update(rows.all())
+        for engine, ran in (line.get("restricted") or {}).items():
+            if (line.get("facts", {}).get(engine) or {}).get("left_out"):
+                _restricted(source, f"fuzz/{line.get('seed')}", engine, line["verdicts"].get(engine, "?"),
+                            ran.get("note", ""), ran.get("sql") or "")
         for engine, verdict in line.get("verdicts", {}).items():
             source.verdicts.setdefault(engine, Counter())[verdict] += 1
             occurrence = seen.get((line["index"], engine), {})
