@@ -212,3 +212,20 @@ def test_run_shows_the_restriction_in_json_table_findings_and_report(tmp_path: P
     assert main(["run", str(path), "--engines", "reference,datafusion"]) == 0
     table = capsys.readouterr().out
     assert "restricted: ba (window.bool_and-moving-frame) left out" in table and "count(DISTINCT v)" in table
+
+
+def test_generate_series_is_written_as_range_where_it_is_missing(started) -> None:
+    """range(a, b + 1) holds the integers generate_series(a, b) does, by definition;
+    without an alias the column would be named after the function: not respelled."""
+    reference = started("reference")
+    duckdb = started("duckdb", Feature.GENERATE_SERIES)
+    sql = ("SELECT t.id, g.x, sum(g.x) OVER (PARTITION BY t.id ORDER BY g.x ASC) AS s "
+           "FROM t CROSS JOIN generate_series(1, 3) AS g(x)")
+    result = run_case(_case(sql), [reference, duckdb])[1]
+    assert result.verdict is Verdict.MATCH, result.detail
+    assert "range(1, 4)" in result.sql and result.facts.left_out is None
+    assert any("generate_series" in note for note in result.facts.respelled)
+    down = parse("SELECT x, sum(x) OVER (ORDER BY x ASC) AS s FROM generate_series(5, 1, -2) AS g(x)")
+    assert "range(5, 0, -2)" in write(restrict(down, duckdb.render).query)
+    bare = parse("SELECT generate_series, sum(generate_series) OVER () AS s FROM generate_series(1, 3)")
+    assert restrict(bare, duckdb.render) is None

@@ -6,10 +6,14 @@ other windows would go untested. Instead the engine runs the query
 *restricted* to the top-level SELECT items it can write, and is judged
 against the reference evaluated on that same restricted query:
 
-1. first, spellings that mean the same by definition: a window refining a
+1. first, spellings that mean the same by definition (tried beside the query
+   as it is, the one leaving out fewer items wins): a window refining a
    named window (`OVER (w ORDER BY x)`), on a dialect without refinements, is
    written with the named window resolved inline (the standard's rule,
    `resolve_window`); a refinement the standard forbids is left as it is;
+   `generate_series(a, b) AS g(x)` over integer literals is written
+   `range(a, b + 1) AS g(x)` (`b - 1` for a negative step), which holds the
+   same integers (`harness.core.table_functions`);
 2. then each item holding a window expression is rendered alone beside the
    items without one (never guessed from feature tables: the engine's own
    `render` decides); an item that raises `Unsupported` is left out, with
@@ -46,6 +50,7 @@ from harness.core.model import (
     SortKey,
     Star,
     SubqueryRef,
+    TableFunctionRef,
     UnionAll,
     Values,
     WindowExpr,
@@ -58,6 +63,7 @@ from harness.core.model import (
     window_exprs,
 )
 from harness.core.types import INT32, INT64
+from harness.sql.literals import fits_integer, natural_integer_type
 from harness.sql.writer import write_expr
 
 Render = Callable[[Query], str]
@@ -99,23 +105,67 @@ def restrict(query: Query, render: Render) -> Restriction | None:
     if select is None or _writes(query, render):
         return None
     try:
-        return _best(query, select, render)
+        return _best(query, render)
     except InvalidQuery:  # a harness bug: rendering the query as it is says so
         return None
 
 
-def _best(query: Query, select: Select, render: Render) -> Restriction | None:
-    best = _restricted(query, select, render, ())
-    respelled = _inline_refinements(select)
-    if respelled != select and (best is None or best.left_out):
-        other = _restricted(query, respelled, render, (_RESPELLED,))
-        if other is not None and (best is None or len(other.left_out) < len(best.left_out)):
-            best = other
+def _best(query: Query, render: Render) -> Restriction | None:
+    """The restriction that leaves out the fewest items: of the query as it is
+    (preferred on a tie), or of its respelling."""
+    options = [(query, ())]
+    respelled, notes = _respelled(query)
+    if respelled != query:
+        options.append((respelled, notes))
+    best = None
+    for q, said in options:
+        select = _top_select(q)
+        found = None if select is None else _restricted(q, select, render, said)
+        if found is not None and (best is None or len(found.left_out) < len(best.left_out)):
+            best = found
+        if best is not None and not best.left_out:
+            break
     return best
 
 
-_RESPELLED = ("respelled: windows refining a named window are written with the named window "
-              "inline (the same window by definition)")
+_INLINE = ("respelled: windows refining a named window are written with the named window "
+           "inline (the same window by definition)")
+_SERIES = ("respelled: generate_series(a, b) is written range(a, b + 1) (b - 1 for a negative step): "
+           "the same integers by definition")
+
+
+def _respelled(query: Query) -> tuple[Query, tuple[str, ...]]:
+    """The query in spellings that mean the same by definition, and what changed."""
+    notes = []
+    select = _top_select(query)
+    if select is not None:
+        inlined = _inline_refinements(select)
+        if inlined != select:
+            query, notes = _with_select(query, inlined), [_INLINE]
+    ranged = rewrite(query, _as_range)
+    if ranged != query:
+        query, notes = ranged, [*notes, _SERIES]  # type: ignore[assignment]
+    return query, tuple(notes)
+
+
+def _as_range(node: object) -> object | None:
+    """generate_series(a, b[, step]) AS alias... as range(a, b ± 1[, step]) AS alias...:
+    only with an alias (without one the column is named after the function), and
+    integer literal arguments whose shifted stop keeps its type."""
+    if not isinstance(node, TableFunctionRef) or node.name != "generate_series" or node.alias is None:
+        return None
+    if not all(isinstance(a, Literal) and type(a.value) is int and a.type is not None and a.type.is_integer
+               for a in node.args) or len(node.args) not in (2, 3):
+        return None
+    stop = node.args[1]
+    step = node.args[2].value if len(node.args) == 3 else 1
+    if step == 0:
+        return None
+    shifted = stop.value + (1 if step > 0 else -1)
+    bare = stop.type == natural_integer_type(stop.value)  # written without a CAST: must stay so
+    if not fits_integer(shifted, stop.type) or (bare and natural_integer_type(shifted) != stop.type):
+        return None
+    return replace(node, name="range", args=(node.args[0], replace(stop, value=shifted), *node.args[2:]))
 
 
 def _restricted(query: Query, select: Select, render: Render, notes: tuple[str, ...]) -> Restriction | None:
