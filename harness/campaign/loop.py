@@ -309,7 +309,10 @@ class Shard:
             "details": {r.engine: r.detail[:200] for r in results
                         if r.verdict.value != "match" and r.detail},
             "facts": {r.engine: r.facts.as_json() for r in results
-                      if r.verdict.value != "match" and r.facts.as_json()},
+                      if (r.verdict.value != "match" or _ran_otherwise(r)) and r.facts.as_json()},
+            # What an engine ran instead of the case's query (items left out, a
+            # respelling), with its SQL: never dropped silently, matches included.
+            "restricted": {r.engine: {"note": r.notes[0], "sql": r.sql} for r in results if _ran_otherwise(r)},
             "seconds": {r.engine: round(r.seconds + (r.bare.seconds if r.bare else 0), 5) for r in results},
             **bare,
             "generation_seconds": round(generation, 5),
@@ -339,11 +342,20 @@ class Shard:
         implementations = {e.name: e.implementation for e in self.engines if not e.is_reference}
         if len(set(implementations.values())) == len(implementations):
             return []  # no engine runs under two profiles
-        plan = instrument(case.query, case.schemas)
+        def disagreements(results: list[Result]) -> list:
+            """Profiles are compared on the query they ran: the case's, or the same
+            restricted one (`harness.judge.restrict`); never one against the other."""
+            by_query: dict = {}
+            for r in results:
+                by_query.setdefault(r.ran_query, []).append(r)
+            return [d for query, group in by_query.items()
+                    for d in profile_disagreements(instrument(query or case.query, case.schemas), group,
+                                                   implementations)]
+
         confirmed = []
-        for seen in profile_disagreements(plan, results, implementations):
+        for seen in disagreements(results):
             pair = [e for e in self.engines if e.name in seen.engines]
-            again = profile_disagreements(plan, run_case(case, pair, flag=False), implementations)
+            again = disagreements(run_case(case, pair, flag=False))
             confirmed += [d for d in again if d.engines == seen.engines]
         return confirmed
 
@@ -627,6 +639,11 @@ def _shard_main(config: CampaignConfig, job: int, progress: Progress, findings_d
         lines.put({"kind": "shard-done", "job": job})
 
 
+def _ran_otherwise(result) -> bool:
+    """Whether the engine ran a restricted or respelled query (`harness.judge.restrict`)."""
+    return result.facts.left_out is not None or result.facts.respelled is not None
+
+
 def summarize(config: CampaignConfig, progress: Progress, wall: float, new_cases: int) -> dict:
     from harness.cases.coverage import grid
 
@@ -647,6 +664,8 @@ def summarize(config: CampaignConfig, progress: Progress, wall: float, new_cases
         "findings": len(progress.findings),
         "finding_occurrences": sum(t.count for t in progress.findings.values()),
         "verdicts": {e: dict(c) for e, c in progress.verdicts.items()},
+        # Verdicts (of any kind) on a query restricted to the items the engine writes.
+        "restricted": dict(progress.restricted),
         "engine_seconds": {e: round(s, 2) for e, s in progress.engine_seconds.items()},
         "engine_cases_per_s": per_engine,
         "coverage": {"grid_cells_covered": len(covered), "grid_cells_defined": len(defined),

@@ -165,11 +165,17 @@ def format_summary(summary: dict, findings: list[dict]) -> str:
     verdict_names = sorted({v for counts in summary["verdicts"].values() for v in counts})
     width = max((len(e) for e in summary["verdicts"]), default=6) + 2
     columns = {v: max(len(v), 6) + 2 for v in verdict_names}  # each as wide as its name
-    lines.append(" " * width + "".join(f"{v:>{columns[v]}}" for v in verdict_names) + f"{'cases/s':>10}")
+    restricted = summary.get("restricted") or {}
+    lines.append(" " * width + "".join(f"{v:>{columns[v]}}" for v in verdict_names) + f"{'cases/s':>10}"
+                 + (f"{'restricted':>12}" if restricted else ""))
     for engine, counts in summary["verdicts"].items():
         rate = summary["engine_cases_per_s"].get(engine)
         lines.append(f"{engine:<{width}}" + "".join(f"{counts.get(v, 0):>{columns[v]}}" for v in verdict_names)
-                     + f"{rate if rate is not None else '-':>10}")
+                     + f"{rate if rate is not None else '-':>10}"
+                     + (f"{restricted.get(engine, 0):>12}" if restricted else ""))
+    if restricted:
+        lines.append("(restricted: verdicts, counted above, on the query without the items the engine "
+                     "cannot write; see cases.jsonl `restricted`)")
     cov = summary["coverage"]
     lines += ["", f"grid cells exercised: {cov['grid_cells_covered']} of {cov['grid_cells_defined']}"]
     if summary.get("metamorphic"):

@@ -35,7 +35,45 @@ HIDDEN_PREFIX = "__wh_"
 
 
 def finding_signature(case: Case, result: Result) -> Signature:
-    return signature(case, result.engine, result.verdict.value, result.facts)
+    return signature(ran_case(case, result), result.engine, result.verdict.value, result.facts)
+
+
+def ran_case(case: Case, result: Result) -> Case:
+    """The case as the engine ran it: for a verdict on a restricted (or respelled)
+    query, that query (`harness.judge.restrict`), judged against the reference
+    alone, so a finding file of it reproduces on every engine as it is."""
+    if result.ran_query is None:
+        return case
+    from harness.sql.writer import write
+
+    return replace(case, query=result.ran_query, sql=write(result.ran_query), expected=None, error=None,
+                   finding=case.finding if case.finding is not None else {})
+
+
+def restricted_record(case: Case, result: Result, record: dict) -> dict:
+    """A finding record for a verdict on a restricted (or respelled) query: it says
+    what was left out of the case's query (whose SQL it keeps), and its answers are
+    the ones to the query the finding file holds: the engine's, and the reference's
+    it was judged against. Other engines answered the case's query: their verdicts
+    and SQL stay, their answers (of other columns) do not."""
+    if result.ran_query is None:
+        return record
+    facts = result.facts.as_json()
+    engines = {}
+    for name, e in (record.get("engines") or {}).items():
+        if name == result.engine:
+            engines[name] = e
+        elif name != "reference":
+            engines[name] = {**{k: v for k, v in e.items() if k != "answer"},
+                             "note": "answered the case's query, not the restricted one"}
+    answer = user_answer(result.reference_answer)
+    reference = {"version": (record.get("engines") or {}).get("reference", {}).get("version", "?"),
+                 "verdict": "match" if answer is not None else "error", "sql": None, "answer": answer,
+                 "detail": "the reference's answer to the restricted query"}
+    return {**record, "engines": {"reference": reference, **engines},
+            "restricted": {"note": result.notes[0] if result.notes else "",
+                           **{k: facts[k] for k in ("left_out", "order_keys_left_out", "respelled") if k in facts},
+                           "case_sql": case.sql}}
 
 
 def user_answer(table: pa.Table | None) -> dict | None:
@@ -99,7 +137,9 @@ class FindingMaker:
             return
         self.known.add(sig.key)
         self.found.add(classification)
-        record = self.record(sig, classification, result, results, seed, generated)
+        record = restricted_record(case, result, self.record(sig, classification, result, results, seed,
+                                                             generated))
+        case = ran_case(case, result)  # what the engine ran: reduced and replayed as it is
         self.save(replace(case, id=f"findings/{sig.key}", tags=(*case.tags, "finding")), path, record)
         yield line
         if self.config.reduce and result.verdict is not Verdict.TIMEOUT:

@@ -45,6 +45,19 @@ class Facts:
     # harness's row id and witness columns, `harness.judge.bare`), judged
     # beside the instrumented one; a finding of its own kind when that passed.
     bare: bool | None = None
+    # What the engine ran instead of the case's query (`harness.judge.restrict`):
+    # each top-level SELECT item it left out, as (output column, feature its
+    # dialect lacks); the ORDER BY keys left out with them; and spellings that
+    # differ from the case's but mean the same. The verdict is judged against the
+    # reference on that same restricted query.
+    left_out: tuple[tuple[str, str], ...] | None = None
+    order_keys_left_out: tuple[str, ...] | None = None
+    respelled: tuple[str, ...] | None = None
+
+    @property
+    def restricted(self) -> bool:
+        """Whether the engine ran the query with items left out."""
+        return bool(self.left_out)
 
     def as_json(self) -> dict:
         return {f.name: _plain(getattr(self, f.name)) for f in fields(self) if getattr(self, f.name) is not None}
@@ -55,11 +68,20 @@ class Facts:
         for name in ("against_reference", "against_case"):
             if values[name] is not None:
                 values[name] = Verdict(values[name])
+        if values["left_out"] is not None:
+            values["left_out"] = tuple((o["column"], o["feature"]) for o in values["left_out"])
+        for name in ("order_keys_left_out", "respelled"):
+            if values[name] is not None:
+                values[name] = tuple(values[name])
         return cls(**values)
 
 
 def _plain(value: object) -> object:
-    return value.value if isinstance(value, Verdict) else value
+    if isinstance(value, Verdict):
+        return value.value
+    if isinstance(value, tuple):  # left_out's pairs are objects, the other tuples lists
+        return [{"column": v[0], "feature": v[1]} if isinstance(v, tuple) else v for v in value]
+    return value
 
 
 def recorded(doc: Mapping) -> Facts:

@@ -59,6 +59,7 @@ from harness.judge.instrument import (
     with_rowid,
 )
 from harness.judge.oracle import Oracle
+from harness.judge.restrict import Restriction, restrict
 
 
 @dataclass
@@ -82,6 +83,9 @@ class Result:
     reference_answer: pa.Table | None = field(default=None, repr=False, compare=False)
     # The same engine's verdict on the bare query (`harness.judge.bare`), where it ran.
     bare: Result | None = field(default=None, repr=False, compare=False)
+    # The query the engine ran instead of the case's (before instrumenting), where
+    # it ran a restricted or respelled one (see `facts.left_out`); None: the case's.
+    ran_query: Query | None = field(default=None, repr=False, compare=False)
 
     def named(self, engine: str) -> Result:
         return replace(self, engine=engine)
@@ -121,6 +125,11 @@ class RunResults:
             out[r.engine][r.verdict.value] += 1
         return {name: dict(c) for name, c in out.items()}
 
+    def restricted_counts(self) -> dict[str, int]:
+        """Per engine, its verdicts on a query restricted to the items it writes."""
+        out = Counter(r.engine for r in self.results if r.facts.restricted)
+        return {name: out[name] for name in self.engines if out[name]}
+
     @property
     def passed(self) -> bool:
         return all(r.verdict in PASSING and (r.bare is None or r.bare.verdict in PASSING) for r in self.results)
@@ -147,6 +156,9 @@ class _Prepared:
     plan: Plan
     tables: dict
     profile: SemanticsProfile  # the one the case's expected rows follow
+    # What the engine runs instead of the case's query (items left out, or a
+    # spelling that means the same), this being the restricted case; None: the case's.
+    restriction: Restriction | None = None
     by_profile: dict[SemanticsProfile, _Judged] = field(default_factory=dict)
     by_knobs: dict[tuple, _Judged] = field(default_factory=dict)  # see `under`
     seconds: float = 0.0  # the reference's own evaluation time
@@ -281,10 +293,41 @@ class PreparedCase:
         self.reference = _judge_reference(self.plain)
         self.witnessed = (_prepare(case, unordered_witness=True)
                           if has_unordered_sensitive_window(case.query) else self.plain)
+        # Per engine, what it runs of a query it cannot write as it is; and per
+        # distinct restricted query, its instrumented forms (engines with the
+        # same restriction share the reference's evaluations).
+        self._restrictions: dict[str, Restriction | None] = {}
+        self._restricted: dict[Query, tuple[_Prepared, _Prepared]] = {}
 
     def for_engine(self, engine: Engine) -> _Prepared:
+        """The prepared case this engine runs: the case's, or restricted to what
+        its dialect writes (`harness.judge.restrict`), instrumented after."""
         accepts = "row_number" not in engine.dialect.needs_order_by
-        return self.witnessed if accepts else self.plain
+        restriction = self.restriction(engine)
+        if restriction is None:
+            return self.witnessed if accepts else self.plain
+        plain, witnessed = self._restricted_case(restriction)
+        return witnessed if accepts else plain
+
+    def restriction(self, engine: Engine) -> Restriction | None:
+        if engine.name not in self._restrictions:
+            self._restrictions[engine.name] = restrict(self.case.query, engine.render)
+        return self._restrictions[engine.name]
+
+    def _restricted_case(self, restriction: Restriction) -> tuple[_Prepared, _Prepared]:
+        found = self._restricted.get(restriction.query)
+        if found is None:
+            from harness.sql.writer import write
+
+            # The case's expected rows (or error) are for its own query: the
+            # restricted one is judged against the reference alone.
+            case = replace(self.case, query=restriction.query, sql=write(restriction.query),
+                           expected=None, error=None)
+            plain = _prepare(case, restriction=restriction)
+            witnessed = (_prepare(case, unordered_witness=True, restriction=restriction)
+                         if has_unordered_sensitive_window(case.query) else plain)
+            found = self._restricted[restriction.query] = (plain, witnessed)
+        return found
 
     def flag_suspect_reference(self, results: list[Result], engines: Sequence[Engine]) -> None:
         flag_suspect_reference(self.case, self.reference, results, engines)
@@ -299,17 +342,29 @@ def run_bare(case: Case, results: list[Result], engines: Sequence[Engine], clock
     `bare` (`facts.bare` set). Nothing runs where the instrumenter added nothing
     to the query: there the instrumented verdict is the bare one. `reference`:
     the reference's own verdict (made again when the case has expected rows)."""
-    prepared = prepare_bare(case)
-    if prepared is None:
-        return
     by_name = {e.name: e for e in engines if not e.is_reference}
+    # An engine that ran a restricted query runs that query bare, too (with the
+    # same restriction said in its facts); engines that ran the same query share it.
+    bare: dict[Query, _Prepared | None] = {}
     twins = []
     for result in results:
         engine = by_name.get(result.engine)
         if engine is None or result.bare is not None:
             continue
+        query = result.ran_query or case.query
+        if query not in bare:
+            bare[query] = prepare_bare(case if query == case.query else
+                                       replace(case, query=query, expected=None, error=None))
+        prepared = bare[query]
+        if prepared is None:
+            continue
         t0 = time.perf_counter()
         result.bare = judge_bare(prepared, engine)
+        if result.ran_query is not None:
+            result.bare.facts = replace(result.bare.facts, left_out=result.facts.left_out,
+                                        order_keys_left_out=result.facts.order_keys_left_out,
+                                        respelled=result.facts.respelled)
+            result.bare.ran_query, result.bare.notes = result.ran_query, (result.notes[0], *result.bare.notes)
         result.bare.seconds = time.perf_counter() - t0
         if clock is not None:
             clock[engine.name] += result.bare.seconds
@@ -347,10 +402,10 @@ def flag_suspect_reference(case: Case, reference: Result, results: list[Result],
     _flag_suspect_reference(case, reference, judged, implementations)
 
 
-def _prepare(case: Case, unordered_witness: bool = False) -> _Prepared:
+def _prepare(case: Case, unordered_witness: bool = False, restriction: Restriction | None = None) -> _Prepared:
     plan = instrument(case.query, case.schemas, unordered_witness)
     tables = with_rowid(case.tables) if plan.rowid_column is not None else dict(case.tables)
-    prepared = _Prepared(case, plan, tables, profile_named(case.profile))
+    prepared = _Prepared(case, plan, tables, profile_named(case.profile), restriction)
     prepared.under(prepared.profile)
     return prepared
 
@@ -398,10 +453,23 @@ def _judge_engine(p: _Prepared, engine: Engine) -> Result:
         answer = engine.run(p.tables, result.sql)
     except InvalidQuery as e:  # the writer could not spell the model: a harness bug
         _harness_failed(result, Verdict.ERROR, f"the harness cannot render this query: {e}")
-        return result
+        return said_restricted(result, p)
     except (Unsupported, EngineCrash, EngineTimeout, EngineError) as e:
-        return _failed(result, e, ref, engine)
+        return said_restricted(_failed(result, e, ref, engine), p)
     return judge_answer(p, engine, result, answer)
+
+
+def said_restricted(result: Result, p: _Prepared) -> Result:
+    """Say in the facts and the notes what the engine ran instead of the case's
+    query, when it ran a restricted or respelled one (nothing left out silently)."""
+    r = p.restriction
+    if r is None or result.facts.left_out is not None or result.facts.respelled is not None:
+        return result
+    result.facts = replace(result.facts, left_out=r.left_out or None,
+                           order_keys_left_out=r.order_keys_left_out or None, respelled=r.respelled or None)
+    result.notes = (r.note, *result.notes)
+    result.ran_query = r.query
+    return result
 
 
 def reference_table(ref: _Judged) -> pa.Table | None:
@@ -457,9 +525,9 @@ def judge_answer(p: _Prepared, engine: Engine, result: Result, answer: pa.Table)
             _fill(result, p.comparator(answer, judgement, ref.oracle))
         except ReferenceTimeout as e:  # searching orders of tied rows evaluates it again and again
             _harness_failed(result, Verdict.INCONCLUSIVE, f"reference cannot evaluate: {e}")
-            return result
+            return said_restricted(result, p)
         result.notes += _by_design_note(p, engine.dialect.semantics)
-    return result
+    return said_restricted(result, p)
 
 
 def _by_design_note(p: _Prepared, profile: SemanticsProfile) -> tuple[str, ...]:

@@ -54,6 +54,11 @@ def _meta(finding: Finding, record: dict) -> Markup:
     detail = record.get("detail") or finding.detail
     if detail:
         items.append(("detail", h("pre", {}, detail)))
+    restricted = record.get("restricted")
+    if restricted:  # the case file holds the query the engine ran; the case's is kept here
+        items.append(("restricted", h("div", {}, h("p", {}, restricted.get("note", "")),
+                                      h("details", {}, h("summary", {}, "the case's query, before restricting"),
+                                        h("pre", {}, (restricted.get("case_sql") or "").rstrip())))))
     return h("dl", {"class": "meta"}, [(h("dt", {}, k), h("dd", {}, v)) for k, v in items])
 
 

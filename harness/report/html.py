@@ -82,7 +82,25 @@ def _header(data: ReportData, title: str) -> Markup:
 def _summary(data: ReportData) -> Markup:
     return h("section", {"id": "summary"}, h("h2", {}, "Summary"), _sources_table(data),
              _engines_table(data), [h("p", {"class": "note"}, f"{s.path}: {n}")
-                                    for s in data.sources for n in s.notes])
+                                    for s in data.sources for n in s.notes], _restricted(data))
+
+
+def _restricted(data: ReportData) -> Markup | None:
+    """Verdicts on restricted queries: how many per engine, and the first few with
+    what was left out and the SQL the engine ran (nothing is dropped silently)."""
+    sources = [s for s in data.sources if s.restricted]
+    if not sources:
+        return None
+    blocks = []
+    for s in sources:
+        counts = ", ".join(f"{engine} {n:,}" for engine, n in s.restricted.items())
+        examples = [h("div", {}, h("p", {}, h("b", {}, f"{case} on {engine}: {verdict}"), f" — {note}"),
+                      h("pre", {}, sql.rstrip())) for case, engine, verdict, note, sql in s.restricted_examples]
+        blocks.append(h("details", {}, h("summary", {}, f"{s.path}: restricted verdicts: {counts}"), examples))
+    return h("div", {}, h("h3", {}, "Restricted queries"),
+             h("p", {"class": "note"}, "An engine whose dialect cannot write some window items of a query "
+               "ran it without them, judged against the reference on that same restricted query; the "
+               "matrix counts the left-out items as unsupported on that engine."), blocks)
 
 
 def _sources_table(data: ReportData) -> Markup:

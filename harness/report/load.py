@@ -63,6 +63,9 @@ def attribute(verdict: str, facts: Facts, rows: CaseRows) -> frozenset[str]:
     """The rows a verdict counts in: an `unsupported` in the rows its feature refuses;
     a wrong value pinned on a column in that expression's rows and the query's;
     anything else in every row the case exercises."""
+    if facts.left_out:  # the left-out items were not judged: `left_out_rows` counts them
+        rows = CaseRows(rows.case, {k: v for k, v in rows.exprs.items()
+                                    if k not in {column for column, _ in facts.left_out}})
     everything = rows.all()
     if verdict == "match":
         return everything
@@ -74,6 +77,14 @@ def attribute(verdict: str, facts: Facts, rows: CaseRows) -> frozenset[str]:
         return frozenset(refused or {p.replace("/*", "/(any)") for p in patterns})
     pinned = rows.exprs.get(facts.column) if facts.column is not None else None
     return rows.case | pinned if pinned is not None else everything
+
+
+def left_out_rows(facts: Facts, rows: CaseRows) -> list[frozenset[str]]:
+    """For a verdict on a restricted query: the rows each left-out item counts in
+    as `unsupported` on that engine (its feature's rows among the item's own)."""
+    return [attribute("unsupported", Facts(feature=feature),
+                      CaseRows(frozenset(), {column: rows.exprs.get(column, frozenset())}))
+            for column, feature in facts.left_out or ()]
 
 
 # -- the explainer (baseline status) ----------------------------------------------------
@@ -134,9 +145,28 @@ def _load_run(data: ReportData, record: RunRecord, explainer_for, kind: str = "r
     for rows in cases.values():
         data.exercised.update(rows.all())
     for r in doc.get("results", []):
+        if r.get("facts", {}).get("left_out"):
+            _restricted(data.sources[-1], r["case"], r["engine"], r["verdict"], (r.get("notes") or [""])[0],
+                        r.get("sql") or "")
         rows = cases.get(r["case"], CaseRows(frozenset(), {}))
-        _add_outcome(data, r["engine"], r["verdict"], attribute(r["verdict"], recorded(r), rows),
-                     of.get((r["case"], r["engine"])))
+        _add_verdict(data, r["engine"], r["verdict"], recorded(r), rows, of.get((r["case"], r["engine"])))
+
+
+def _add_verdict(data: ReportData, engine: str, verdict: str, facts: Facts, rows: CaseRows,
+                 finding: Finding | None) -> None:
+    """A verdict in the matrix; on a restricted query, each left-out item as `unsupported` too."""
+    _add_outcome(data, engine, verdict, attribute(verdict, facts, rows), finding)
+    for refused in left_out_rows(facts, rows):
+        data.add_outcome(engine, "unsupported", refused, None)
+
+
+MAX_RESTRICTED_EXAMPLES = 20  # per results directory: the count says how many in all
+
+
+def _restricted(source: Source, case: str, engine: str, verdict: str, note: str, sql: str) -> None:
+    source.restricted[engine] += 1
+    if len(source.restricted_examples) < MAX_RESTRICTED_EXAMPLES:
+        source.restricted_examples.append((case, engine, verdict, note, sql))
 
 
 def _add_outcome(data: ReportData, engine: str, verdict: str, rows: frozenset[str],
@@ -223,12 +253,15 @@ def _fuzz_outcomes(data: ReportData, source: Source, lines: Iterable[dict], shap
         if rows is None:
             rows = described[key] = CaseRows.from_json({"case": key[0], "exprs": shapes.get(key[1], {})})
         data.exercised.update(rows.all())
+        for engine, ran in (line.get("restricted") or {}).items():
+            if (line.get("facts", {}).get(engine) or {}).get("left_out"):
+                _restricted(source, f"fuzz/{line.get('seed')}", engine, line["verdicts"].get(engine, "?"),
+                            ran.get("note", ""), ran.get("sql") or "")
         for engine, verdict in line.get("verdicts", {}).items():
             source.verdicts.setdefault(engine, Counter())[verdict] += 1
             occurrence = seen.get((line["index"], engine), {})
             facts = line.get("facts", {}).get(engine) or occurrence.get("facts") or {}
-            _add_outcome(data, engine, verdict, attribute(verdict, Facts.from_json(facts), rows),
-                         findings.get(occurrence.get("key")))
+            _add_verdict(data, engine, verdict, Facts.from_json(facts), rows, findings.get(occurrence.get("key")))
     if unrecorded:
         source.notes.append(f"{unrecorded:,} cases were recorded without feature rows (by a harness "
                             "older than the report): they are in the summary and plots, not the matrix")

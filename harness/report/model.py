@@ -39,6 +39,11 @@ class Source:
     passed: bool | None = None  # a gate's decision
     throughput: list[tuple[float, float]] = field(default_factory=list)  # (s since start, cases/s)
     notes: list[str] = field(default_factory=list)
+    # Per engine, its verdicts on a query restricted to the items it writes
+    # (harness.judge.restrict); and the first few of them: (case, engine,
+    # verdict, what was left out, the SQL the engine ran).
+    restricted: Counter = field(default_factory=Counter)
+    restricted_examples: list[tuple[str, str, str, str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

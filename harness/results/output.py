@@ -22,6 +22,8 @@ def summary(run: RunResults) -> dict:
         "passed": run.passed,
         "verdicts": {v: verdicts[v] for v in _ORDER if verdicts[v]},
         "per_engine": run.counts(),
+        # Verdicts (counted above) on a query restricted to the items the engine writes.
+        "restricted": run.restricted_counts(),
         "wall_seconds": round(run.wall_seconds, 2),
         "startup_seconds": {k: round(v, 2) for k, v in run.startup_seconds.items()},
         "query_seconds": {k: round(v, 2) for k, v in run.query_seconds.items()},
@@ -62,6 +64,7 @@ def write_table(run: RunResults, out: TextIO | None = None, known: Known | None 
         out.write(_row([case, *marks], [width, *widths]))
     out.write("\n")
     _write_counts(run, out)
+    _write_restricted(run, out)
     _write_details(run, out, known or (lambda r: None))
     _write_footer(run, out)
 
@@ -78,6 +81,20 @@ def _write_counts(run: RunResults, out: TextIO) -> None:
     out.write(_row(["engine", *present], widths))
     for engine, c in counts.items():
         out.write(_row([labels[engine], *[str(c.get(v, 0)) for v in present]], widths))
+    out.write("\n")
+
+
+def _write_restricted(run: RunResults, out: TextIO) -> None:
+    """Every verdict on a restricted query, passing or not: what was left out, and the SQL run."""
+    shown = [r for r in run.results if r.facts.restricted or r.facts.respelled]
+    if not shown:
+        return
+    out.write("Restricted or respelled (the engine ran another query than the case's, judged against "
+              "the reference on that query):\n")
+    for r in shown:
+        out.write(f"- {r.case} on {r.engine}: {r.verdict.value}; {r.notes[0]}\n")
+        if r.sql:
+            out.write("    " + " ".join(r.sql.split()) + "\n")
     out.write("\n")
 
 

@@ -120,7 +120,7 @@ def _findings(run: RunResults, cases: dict[str, Case]) -> tuple[list[dict], dict
 def _finding_case(case: Case, sig, result: Result, results: list[Result],
                   run: RunResults, line: dict) -> SavedCase:
     from harness import __version__
-    from harness.findings.finding import engine_records, user_answer
+    from harness.findings.finding import engine_records, ran_case, restricted_record, user_answer
 
     engines = engine_records(results, run.engines)
     if "reference" not in engines:  # the answer every other is shown beside
@@ -130,6 +130,8 @@ def _finding_case(case: Case, sig, result: Result, results: list[Result],
               "detail": result.detail, "facts": result.facts.as_json(), "case": case.id,
               "harness_version": __version__,
               "engines": engines}
+    record = restricted_record(case, result, record)
+    case = ran_case(case, result)  # what the engine ran: replayed as it is
     if result.distinct_answers:
         record["distinct_answers"] = [user_answer(t) for t in result.distinct_answers]
     return SavedCase.of(replace(case, id=f"findings/{sig.key}", path=None), record)

@@ -84,6 +84,8 @@ class Progress:
     # The bare query's verdicts (`harness.judge.bare`), per engine, and the cases it ran on.
     bare: dict[str, Counter] = field(default_factory=dict)
     bare_cases: int = 0
+    # Per engine, its verdicts on a query restricted to the items it writes.
+    restricted: Counter = field(default_factory=Counter)
     # The steering picks of each group's shape, so a group cut short by a kill
     # resumes with the same query.
     shape_picks: dict[str, list[int]] = field(default_factory=dict)
@@ -102,6 +104,9 @@ class Progress:
             self.verdicts.setdefault(engine, Counter())[verdict] += 1
         for engine, seconds in line.get("seconds", {}).items():
             self.engine_seconds[engine] += seconds
+        for engine, facts in line.get("facts", {}).items():
+            if facts.get("left_out"):
+                self.restricted[engine] += 1
         self.cells.update(line.get("cells", []))
         self.shapes.update(line.get("shapes", []))
         for relation, status in line.get("metamorphic", {}).items():
