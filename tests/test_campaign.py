@@ -46,8 +46,9 @@ def test_the_same_seed_gives_the_same_cases_and_verdicts(tmp_path):
 
 def test_resume_continues_after_a_kill_and_never_redoes_a_case(tmp_path):
     out = tmp_path / "c"
+    # A fixed batch size: every index below --cases is a case (the torn one, 10, too).
     config = CampaignConfig(seed=3, engines=("duckdb",), out=out, cases=10, reduce=False,
-                            isolate=False, metamorphic_share=0)
+                            isolate=False, metamorphic_share=0, batch_size=4)
     run_campaign(config)
     # A kill -9 mid-write leaves a torn last line: it is dropped, the case rerun.
     cases = out / CASES
@@ -100,12 +101,17 @@ def test_findings_are_deduplicated_by_signature_and_saved_as_case_files(tmp_path
 
 
 def test_jobs_shard_the_indices_and_give_the_same_verdicts(tmp_path):
-    def verdicts(out: Path, jobs: int) -> dict:
+    def verdicts(out: Path, jobs: int, batch_size: int | None) -> dict:
         run_campaign(CampaignConfig(seed=9, engines=("duckdb",), out=out, cases=12, jobs=jobs,
-                                    reduce=False, steer=False, metamorphic_share=0))
+                                    reduce=False, steer=False, metamorphic_share=0, batch_size=batch_size))
         return {x["index"]: (x["seed"], x["verdicts"]) for x in _lines(out / CASES)}
 
-    assert verdicts(tmp_path / "one", 1) == verdicts(tmp_path / "two", 2)
+    # A fixed batch size: the same indices, whatever the shards.
+    assert verdicts(tmp_path / "one", 1, 4) == verdicts(tmp_path / "two", 2, 4)
+    # Counts chosen per shape: each shard runs its share of --cases from its own
+    # groups, so the indices depend on the shards; a case run by both is the same.
+    one, two = verdicts(tmp_path / "one-c", 1, None), verdicts(tmp_path / "two-c", 2, None)
+    assert len(one) == len(two) == 12 and all(one[i] == two[i] for i in one.keys() & two.keys())
 
 
 def test_a_violated_metamorphic_relation_is_a_finding_with_both_queries(tmp_path):

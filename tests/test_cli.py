@@ -213,10 +213,12 @@ def test_progress_of_run_in_a_log_is_silent():
 def test_progress_of_a_campaign():
     progress = Progress()
     for index, verdicts in enumerate([{"duckdb": "match"}, {"duckdb": "mismatch"}]):
-        progress.add_case({"index": index, "verdicts": verdicts})
-    assert progress_text(progress, 2.0) == "2 cases 1.0/s | duckdb 1ok 1x | findings 0"
+        progress.add_case({"index": index, "seed": f"1/{index}", "shape": "1/0", "verdicts": verdicts,
+                           "cells": ["frame|rank|none|none|none|none|any|any|any", "not|a|cell"]})
+    text = "2 cases 1.0/s, 1 shapes 30/min, 1 cells 30/min | duckdb 1ok 1x | findings 0"
+    assert progress_text(progress, 2.0) == text
     stream = io.StringIO()
     line = ProgressLine(stream)
     line.campaign(progress, 2.0)
     line.campaign(progress, 2.1)
-    assert stream.getvalue() == "2 cases 1.0/s | duckdb 1ok 1x | findings 0\n"
+    assert stream.getvalue() == text + "\n"

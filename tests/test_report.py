@@ -161,6 +161,9 @@ def test_a_fuzz_campaign_report_plots_its_throughput(tmp_path: Path) -> None:
     assert code in (0, 1)
     page = Page(report.read_text(encoding="utf-8"))
     assert "Throughput over the campaign" in page.all_text
+    # Beside cases/s: new query shapes and grid cells covered per minute.
+    assert all(f"<title>{name}</title>" in report.read_text(encoding="utf-8")
+               for name in ("cases/s", "shapes/min", "cells/min"))
     import json
 
     import duckdb

@@ -1,10 +1,13 @@
 """The fuzz loop: generate a case, run it everywhere, judge it, keep what is new.
 
 One campaign is a seed and a list of engines. Case i has the seed
-"{campaign seed}/{i}". Cases come in groups of `batch_size` siblings: case
-g*B (B the batch size) is drawn whole from its seed (`harness.generate`),
-steered towards the least-covered grid cells; the other cases of its group
+"{campaign seed}/{i}". Cases come in groups of siblings: case g*B (B the
+batch size, `MAX_SIBLINGS` unless `--batch-size` fixes it) is drawn whole
+from its seed (`harness.generate`), steered towards the least-covered grid
+cells; the next n-1 cases of its group (n the shape's sibling count,
+`harness.campaign.siblings`: what its batched query pays for; B when fixed)
 share its query and schemas and draw their own rows from their own seeds.
+The indices g*B+n .. g*B+B-1 are never run.
 So any case reproduces from its seed, its group's first seed (`shape`) and
 the steering choices (`picks`), all stored per case. Each group:
 
@@ -76,7 +79,9 @@ class CampaignConfig:
     steer: bool = True
     metamorphic_share: float = 0.1  # cases that also get a metamorphic check per engine
     data: str = "default"  # the data preset: "default" or "tie-heavy" (small domains, many ties)
-    batch_size: int = 20  # sibling cases per query shape, answered by one batched query
+    # Sibling cases per query shape, answered by one batched query: None chooses
+    # the count per shape from its cost (`harness.campaign.siblings`), B fixes it.
+    batch_size: int | None = None
     unbatched_share: float = 0.1  # cases that run alone all the same (batching changes the plan)
     # Cases whose bare query (no row id, no witnesses) runs too: instrumenting changes the plan.
     bare_share: float = 0.15
@@ -86,11 +91,18 @@ class CampaignConfig:
     # Stop once a new finding of this classification shows (e.g. "engine-vs-all-others").
     stop_when: str | None = None
     engine_options: dict = field(default_factory=dict)
+    # The engines the sibling count is chosen for, when not `engines` (a Spark
+    # job's executors run every engine but Spark, which the driver runs).
+    cost_engines: tuple[str, ...] | None = None
 
     def as_json(self) -> dict:
         doc = asdict(self)
         doc["out"] = str(self.out)
         doc["engines"] = list(self.engines)
+        if self.cost_engines is not None:
+            doc["cost_engines"] = list(self.cost_engines)
+        else:
+            doc.pop("cost_engines")
         # A DSN may hold a password: campaign.json keeps only where the server was
         # (a resumed campaign takes its options from the command line again).
         doc["engine_options"] = {name: {k: _redacted(k, v) for k, v in options.items()}
@@ -123,6 +135,33 @@ def regenerate(line: dict, config: CampaignConfig) -> GeneratedCase:
     return generate_sibling(shape, line["seed"], config.data, limits)
 
 
+def slot_size(config: CampaignConfig) -> int:
+    """The stride of case indices per shape: group g's cases are g*B .. g*B+n-1."""
+    from harness.campaign.siblings import MAX_SIBLINGS
+
+    return max(1, config.batch_size) if config.batch_size is not None else MAX_SIBLINGS
+
+
+def sibling_count(config: CampaignConfig, shape: GeneratedCase) -> int:
+    """How many cases (the shape's own first) a group gets: `batch_size` when fixed,
+    else what the shape's batched query pays for on the campaign's engines."""
+    if config.batch_size is not None:
+        return max(1, config.batch_size)
+    from harness.campaign.siblings import sibling_count as by_cost
+
+    return by_cost(shape.case, config.cost_engines or config.engines, config.unbatched_share)
+
+
+def shard_quota(config: CampaignConfig, job: int) -> int | None:
+    """How many cases of `--cases` shard `job` runs: as many as its groups' slots
+    hold below `cases` (with a fixed batch size, exactly the indices below it)."""
+    if config.cases is None:
+        return None
+    size = slot_size(config)
+    slots = -(-config.cases // size)  # the groups that start below `cases`
+    return sum(min(size, config.cases - g * size) for g in range(job, slots, config.jobs))
+
+
 def runs_alone(seed: str, share: float) -> bool:
     """Whether a case runs unbatched: its own seeded draw, never the engines'."""
     return Random(f"{seed}/unbatched").random() < share
@@ -148,10 +187,12 @@ class Shard:
         self.job = job
         self.done = set(progress.done)
         self.shape_picks = dict(progress.shape_picks)
+        self.shape_siblings = dict(progress.shape_siblings)  # recorded counts (a resume reads them)
+        self.drawn: dict[int, tuple[GeneratedCase, float]] = {}  # shapes drawn to count their siblings
         self.steer = CoverageSteer() if config.steer else None
         self.steered: set[int] = set()  # the groups (by first index) the steering has counted
         if self.steer is not None:
-            size = max(1, config.batch_size)
+            size = slot_size(config)
             for first, (cells, shapes) in sorted(progress.shape_cells.items()):
                 if (first // size) % config.jobs == job:  # this shard's own earlier groups
                     self.steer.record(cells, shapes)
@@ -160,17 +201,46 @@ class Shard:
         self.maker = FindingMaker(config, self.engines, findings_dir, set(progress.findings))
 
     def groups(self, deadline: float | None) -> Iterator[list[int]]:
-        """This shard's groups of sibling cases (those not done yet): g*B .. g*B+B-1
-        for g = job, job + jobs, ..."""
-        size, g = max(1, self.config.batch_size), self.job
-        while self.config.cases is None or g * size < self.config.cases:
+        """This shard's groups of sibling cases (those not done yet): g*B .. g*B+n-1
+        for g = job, job + jobs, ... (n the group's sibling count), until the
+        shard's share of `cases` is done."""
+        size, g, left = slot_size(self.config), self.job, shard_quota(self.config, self.job)
+        while left is None or left > 0:
             if deadline is not None and time.time() >= deadline:
                 return
-            end = (g + 1) * size if self.config.cases is None else min((g + 1) * size, self.config.cases)
-            todo = [i for i in range(g * size, end) if i not in self.done]
+            first = g * size
+            count = self._siblings(first)
+            if left is not None:
+                count = min(count, left)
+                left -= count
+            todo = [i for i in range(first, first + count) if i not in self.done]
             if todo:
                 yield todo
+            else:
+                self.drawn.pop(first, None)
             g += self.config.jobs
+
+    def _siblings(self, first: int) -> int:
+        """The group's sibling count: fixed, recorded by an earlier run, or chosen
+        for its shape (drawn here, and kept for `_generate`)."""
+        if self.config.batch_size is not None:
+            return max(1, self.config.batch_size)
+        seed = case_seed(self.config.seed, first)
+        if seed not in self.shape_siblings:
+            if first not in self.drawn:
+                self.drawn[first] = self._draw_shape(first)
+            self.shape_siblings[seed] = sibling_count(self.config, self.drawn[first][0])
+        return self.shape_siblings[seed]
+
+    def _draw_shape(self, first: int) -> tuple[GeneratedCase, float]:
+        from harness.generate.cases import Limits, generate_case
+
+        config, t0 = self.config, time.perf_counter()
+        shape_seed = case_seed(config.seed, first)
+        picks = self.shape_picks.get(shape_seed)  # a group resumed after a kill: its query again
+        shape = generate_case(shape_seed, steer=self.steer, picks=picks, data=config.data,
+                              limits=Limits(config.rows, config.windows))
+        return shape, time.perf_counter() - t0
 
     def run(self, emit: Emit, deadline: float | None) -> None:
         # The reference is bounded as each engine query is (a reference timeout is a finding).
@@ -223,7 +293,7 @@ class Shard:
         together = [i for i in indices
                     if not runs_alone(case_seed(self.config.seed, i), self.config.unbatched_share)]
         runs: dict[int, CaseRun] = {}
-        if len(together) >= 2 and self.config.batch_size > 1:
+        if len(together) >= 2:
             try:
                 batch = run_batch([generated[i][0].case for i in together], self.engines, flag=flag)
                 runs.update(zip(together, batch, strict=True))
@@ -237,17 +307,14 @@ class Shard:
 
     def _generate(self, indices: list[int]) -> dict[int, tuple[GeneratedCase, float]]:
         """Each case of the group and the seconds its generation took."""
-        from harness.generate.cases import Limits, generate_case, generate_sibling
+        from harness.generate.cases import Limits, generate_sibling
 
         config = self.config
         limits = Limits(config.rows, config.windows)
-        size = max(1, config.batch_size)
+        size = slot_size(config)
         first = indices[0] - indices[0] % size
-        t0 = time.perf_counter()
-        shape_seed = case_seed(config.seed, first)
-        picks = self.shape_picks.get(shape_seed)  # a group resumed after a kill: its query again
-        shape = generate_case(shape_seed, steer=self.steer, picks=picks, data=config.data, limits=limits)
-        out = {first: (shape, time.perf_counter() - t0)}
+        shape, seconds = self.drawn.pop(first, None) or self._draw_shape(first)
+        out = {first: (shape, seconds)}
         for index in indices:
             if index != first:
                 t0 = time.perf_counter()
@@ -268,9 +335,14 @@ class Shard:
             return line
 
     def _shape_of(self, index: int, generated: GeneratedCase) -> dict:
-        """The case's group's shape seed and its steering picks (what a resume replays)."""
-        size = max(1, self.config.batch_size)
-        return {"shape": case_seed(self.config.seed, index - index % size), "picks": list(generated.picks)}
+        """The case's group's shape seed, its steering picks and its sibling count
+        (what a resume replays)."""
+        size = slot_size(self.config)
+        first = index - index % size
+        line = {"shape": case_seed(self.config.seed, first), "picks": list(generated.picks)}
+        if self.config.batch_size is None:
+            line["siblings"] = self._siblings(first)
+        return line
 
     def _harness_error(self, index: int, error: Exception, emit: Emit, recorded: bool,
                        drawn: dict | None = None) -> None:
@@ -301,7 +373,7 @@ class Shard:
             for line in self.maker.make_profiles(index, seed, generated, results, disagreement):
                 emit(line)
         # Last: the case is done once this line is written (`harness.results.store`).
-        size = max(1, self.config.batch_size)
+        size = slot_size(self.config)
         emit({
             "kind": "case", "index": index, "seed": seed, **self._shape_of(index, generated),
             "batched": sorted(run.batched),
@@ -644,11 +716,28 @@ def _ran_otherwise(result) -> bool:
     return result.facts.left_out is not None or result.facts.respelled is not None
 
 
-def summarize(config: CampaignConfig, progress: Progress, wall: float, new_cases: int) -> dict:
-    from harness.cases.coverage import grid
+def diversity(progress: Progress, wall: float) -> dict:
+    """Distinct query shapes and defined grid cells: over the campaign (a resumed
+    one's earlier cases too), and per minute of this command's wall time (its own
+    cases' shapes and cells, as `cases_per_s` counts its own cases)."""
+    from harness.cases.coverage import defined_cells
 
-    defined = {c.key for c in grid() if c.reason is None}
+    defined = defined_cells()
     covered = {tuple(c.split("|")) for c in progress.cells} & defined
+    run_cells = {tuple(c.split("|")) for c in progress.run_cells} & defined
+    minutes = wall / 60
+
+    def per_minute(n: int) -> float:
+        return round(n / minutes, 1) if minutes > 0 else 0.0
+
+    return {"shapes": len(progress.shape_seeds), "shapes_this_run": len(progress.run_shapes),
+            "shapes_per_minute": per_minute(len(progress.run_shapes)),
+            "grid_cells_covered": len(covered), "grid_cells_defined": len(defined),
+            "grid_cells_this_run": len(run_cells), "grid_cells_per_minute": per_minute(len(run_cells))}
+
+
+def summarize(config: CampaignConfig, progress: Progress, wall: float, new_cases: int) -> dict:
+    spread = diversity(progress, wall)
     cases = len(progress.done)
     per_engine = {
         engine: round(cases / seconds, 1) if seconds > 0 else None
@@ -661,6 +750,9 @@ def summarize(config: CampaignConfig, progress: Progress, wall: float, new_cases
         "cases_this_run": new_cases,
         "wall_seconds": round(wall, 2),
         "cases_per_s": round(new_cases / wall, 2) if wall > 0 else 0.0,
+        "shapes": spread["shapes"],
+        "shapes_this_run": spread["shapes_this_run"],
+        "shapes_per_minute": spread["shapes_per_minute"],
         "findings": len(progress.findings),
         "finding_occurrences": sum(t.count for t in progress.findings.values()),
         "verdicts": {e: dict(c) for e, c in progress.verdicts.items()},
@@ -668,7 +760,10 @@ def summarize(config: CampaignConfig, progress: Progress, wall: float, new_cases
         "restricted": dict(progress.restricted),
         "engine_seconds": {e: round(s, 2) for e, s in progress.engine_seconds.items()},
         "engine_cases_per_s": per_engine,
-        "coverage": {"grid_cells_covered": len(covered), "grid_cells_defined": len(defined),
+        "coverage": {"grid_cells_covered": spread["grid_cells_covered"],
+                     "grid_cells_defined": spread["grid_cells_defined"],
+                     "grid_cells_this_run": spread["grid_cells_this_run"],
+                     "grid_cells_per_minute": spread["grid_cells_per_minute"],
                      "data_shapes": dict(progress.shapes.most_common())},
         "metamorphic": dict(progress.metamorphic),
         "bare": {"cases": progress.bare_cases, "verdicts": {e: dict(c) for e, c in progress.bare.items()}},

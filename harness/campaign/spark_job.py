@@ -48,6 +48,7 @@ from harness.campaign.loop import (
     _meta,
     case_seed,
     make_engines,
+    slot_size,
     summarize,
 )
 from harness.core.errors import InvalidInput
@@ -123,7 +124,9 @@ def _executor_groups(spark, config: CampaignConfig, progress: Progress,
                      deadline: float | None) -> list[tuple[int, dict]]:
     """Run every shard's groups on the executors' engines; (first index, payload) per group."""
     executor_engines = tuple(name for name in config.engines if not is_spark(name))
-    work = pickle.dumps((replace(config, engines=executor_engines), progress, deadline))
+    # The sibling counts are chosen for every engine, Spark too (as the local pool chooses them).
+    executor = replace(config, engines=executor_engines, cost_engines=config.cost_engines or config.engines)
+    work = pickle.dumps((executor, progress, deadline))
     shards = spark.range(0, config.jobs, 1, config.jobs)
     rows = shards.mapInArrow(_shard_task(work), SHARD_SCHEMA).collect()
     out = [(row["first"], pickle.loads(row["payload"])) for row in rows]
@@ -164,7 +167,11 @@ def _judged(shard: Shard, job: int, keep: set[str], deadline: float | None) -> I
         # (not across the yield: the limit is this judging's, not the consumer's).
         with time_limit(shard.config.timeout_seconds):
             runs = shard.judge(generated, indices, complete=True, flag=False)
-        payload = {i: (generated[i][0].picks, generated[i][1], _light(runs[i], keep)) for i in indices}
+        first = indices[0] - indices[0] % slot_size(shard.config)
+        # The group's sibling count, chosen here: the driver records it with each case.
+        siblings = shard._siblings(first)
+        payload = {i: (generated[i][0].picks, generated[i][1], _light(runs[i], keep), siblings)
+                   for i in indices}
         yield pa.RecordBatch.from_pydict(
             {"shard": [job], "first": [indices[0]], "payload": [pickle.dumps(payload)]},
             schema=pa.schema([("shard", pa.int64()), ("first", pa.int64()), ("payload", pa.binary())]))
@@ -209,6 +216,10 @@ def _judge_on_driver(config: CampaignConfig, shard: Shard, spark_shard: Shard | 
                      groups: list[tuple[int, dict]], emit) -> None:
     for _, payload in groups:
         indices = sorted(payload)
+        first = indices[0] - indices[0] % slot_size(config)
+        for sh in (shard, spark_shard):
+            if sh is not None:
+                sh.shape_siblings[case_seed(config.seed, first)] = payload[indices[0]][3]
         generated = _regenerate(config, indices, payload)
         spark_runs = (spark_shard.judge(generated, indices, complete=True, flag=False)
                       if spark_shard is not None else {})
@@ -222,7 +233,7 @@ def _regenerate(config: CampaignConfig, indices: list[int],
                 payload: dict) -> dict[int, tuple[GeneratedCase, float]]:
     """The group's cases again, from its first case's seed and stored picks."""
     limits = Limits(config.rows, config.windows)
-    size = max(1, config.batch_size)
+    size = slot_size(config)
     first = indices[0] - indices[0] % size
     shape_picks = payload[first][0] if first in payload else payload[indices[0]][0]
     shape = generate_case(case_seed(config.seed, first), picks=shape_picks, data=config.data, limits=limits)

@@ -36,6 +36,7 @@ expressions. Status: "covered" (at least one case), "empty" (none), or
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -179,6 +180,13 @@ def grid(functions: Mapping[str, FunctionSpec] = FUNCTIONS) -> list[Cell]:
         for k in KEY_TYPES for d in DIRECTIONS for n in NULLS
     ]
     return cells
+
+
+@functools.cache
+def defined_cells() -> frozenset[tuple[str, ...]]:
+    """The keys of the grid's cells that are defined (no reason to leave them out):
+    what a campaign's coverage counts."""
+    return frozenset(c.key for c in grid() if c.reason is None)
 
 
 def _frame_cells(spec: FunctionSpec) -> list[Cell]:

@@ -87,9 +87,10 @@ def _campaign() -> argparse.ArgumentParser:
     p.add_argument("--metamorphic-share", type=share, default=0.1,
                    help="share of cases that also get a metamorphic check on each engine "
                    "(default: %(default)s)")
-    p.add_argument("--batch-size", type=positive_int, default=20,
+    p.add_argument("--batch-size", type=positive_int, default=None,
                    help="sibling cases per query shape, run as one batched query per engine; "
-                   "1 runs every case alone (default: %(default)s)")
+                   "1 runs every case alone (default: chosen per shape, 1 to 20, as many as "
+                   "its batched query saves: more with Spark, few without)")
     p.add_argument("--unbatched-share", type=share, default=0.1,
                    help="share of cases that run alone all the same, since batching changes "
                    "the plan (default: %(default)s)")

@@ -50,7 +50,8 @@ class ProgressLine:
         return progress
 
     def campaign(self, progress: Progress, elapsed: float) -> None:
-        """A `run_campaign` listener: cases/s, verdicts per engine, findings."""
+        """A `run_campaign` listener: cases/s, shapes and cells a minute, verdicts per
+        engine, findings."""
         text = progress_text(progress, elapsed)
         if self.tty:
             self._draw(text, every=REDRAW_EVERY)
@@ -82,10 +83,20 @@ class ProgressLine:
 
 
 def progress_text(progress: Progress, elapsed: float) -> str:
-    cases = len(progress.done)
-    rate = cases / elapsed if elapsed > 0 else 0.0
+    """`N cases R/s, S shapes R/min, C cells R/min | ENGINE VERDICTS | findings F`: the
+    campaign's cases, distinct query shapes and grid cells covered (a resumed
+    campaign's earlier ones too), each with this command's own rate."""
+    from harness.cases.coverage import defined_cells
+
+    defined = defined_cells()
+    cells = sum(1 for c in progress.cells if tuple(c.split("|")) in defined)
+    run_cells = sum(1 for c in progress.run_cells if tuple(c.split("|")) in defined)
+    seconds = elapsed if elapsed > 0 else float("inf")
+    diversity = (f"{len(progress.done)} cases {progress.run_cases / seconds:.1f}/s, "
+                 f"{len(progress.shape_seeds)} shapes {60 * len(progress.run_shapes) / seconds:.0f}/min, "
+                 f"{cells} cells {60 * run_cells / seconds:.0f}/min")
     engines = []
     for engine, counts in progress.verdicts.items():
         parts = " ".join(f"{n}{_SHORT.get(v, v)}" for v, n in sorted(counts.items()))
         engines.append(f"{engine} {parts}")
-    return f"{cases} cases {rate:.1f}/s | " + " | ".join(engines) + f" | findings {len(progress.findings)}"
+    return f"{diversity} | " + " | ".join(engines) + f" | findings {len(progress.findings)}"

@@ -172,15 +172,26 @@ def _plots(data: ReportData) -> Markup:
     figures = [_figure(plots.stacked_bars(list(totals.items()), title="Verdicts per engine",
                                           order=VERDICT_ORDER),
                        "Every verdict of every engine, over all results.")]
-    series = [(s.path, s.throughput) for s in data.sources if s.throughput]
+    series = _throughput_series([s for s in data.sources if s.throughput])
     if series:
         figures.append(_figure(plots.line_chart(series, title="Throughput over the campaign",
                                                 x_label="seconds since the first case",
-                                                y_label="cases/s"),
-                               "Cases finished per second (all engines of a case count once)."))
+                                                y_label="cases/s, shapes/min, cells/min"),
+                               "Cases finished per second (all engines of a case count once); "
+                               "new query shapes and new grid cells covered per minute."))
     figures.append(_figure(plots.bars(data.exercised.most_common(), title="Features exercised"),
                            "Cases that exercised each row of the matrix (the most exercised first)."))
     return h("section", {"id": "plots"}, h("h2", {}, "Plots"), h("div", {"class": "plots"}, figures))
+
+
+def _throughput_series(sources: list) -> list[tuple[str, list[tuple[float, float]]]]:
+    """cases/s, shapes/min and cells/min of each campaign (named by its path when several)."""
+    series = []
+    for s in sources:
+        prefix = f"{s.path}: " if len(sources) > 1 else ""
+        series.append((f"{prefix}cases/s", s.throughput))
+        series += [(f"{prefix}{name}", points) for name, points in s.diversity.items()]
+    return series
 
 
 def _figure(svg: Markup, caption: str) -> Markup:

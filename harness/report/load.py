@@ -200,12 +200,13 @@ def _load_fuzz(data: ReportData, record: CampaignRecord, explainer_for, kind: st
                gate: dict | None = None) -> None:
     path, config, summary, versions = record.path, record.config, record.summary, record.versions
     # cases.jsonl is gone through twice rather than held: a long campaign's is large.
-    shapes, times = {}, []
+    shapes, times, drawn = {}, [], []
     for line in record.case_lines():
         if "expr_rows" in line:
             shapes[line["shape"]] = line["expr_rows"]
         if "at" in line:
             times.append(line["at"])
+            drawn.append((line["at"], line.get("shape", line.get("seed")), line.get("cells", ())))
     occurrences = record.occurrences
     engines = {name: versions.get(name, "?") for name in config.get("engines", [])}
     source = Source(
@@ -213,7 +214,7 @@ def _load_fuzz(data: ReportData, record: CampaignRecord, explainer_for, kind: st
         wall_seconds=summary.get("wall_seconds"), seed=config.get("seed"),
         harness_version=config.get("harness_version", "?"), host=config.get("host", {}),
         started=config.get("started", ""), passed=(gate or {}).get("passed"),
-        throughput=throughput(times))
+        throughput=throughput(times), diversity=diversity(drawn))
     data.sources.append(source)
     explain = explainer_for(engines)
     reduced = {line["key"]: line["file"] for line in occurrences if line.get("event") == "reduced"}
@@ -276,6 +277,37 @@ def _finding_rows(finding: Finding, case: Case | None) -> frozenset[str]:
         return attribute(finding.verdict, finding.facts, case_rows(case))
     except HarnessError:  # a finding whose case the harness cannot describe is still shown
         return frozenset()
+
+
+def diversity(cases: Iterable[tuple[float, object, Iterable[str]]]) -> dict[str, list[tuple[float, float]]]:
+    """New query shapes and new grid cells covered per minute, in the bins of
+    `throughput` (`cases`: when each case was recorded, its shape, its cells). Only
+    the first case of a shape or a cell counts, so each series adds up to the
+    campaign's distinct shapes and defined grid cells covered."""
+    from harness.cases.coverage import defined_cells
+
+    cases = sorted(cases, key=lambda c: c[0])
+    bins = throughput([at for at, _, _ in cases])
+    if not bins:
+        return {}
+    start, width = cases[0][0], 2 * bins[0][0]
+    defined = defined_cells()
+    seen_shapes: set = set()
+    seen_cells: set = set()
+    new_shapes, new_cells = Counter(), Counter()
+    for at, shape, cells in cases:
+        i = min(max(math.ceil((at - start) / width) - 1, 0), len(bins) - 1)
+        if shape not in seen_shapes:
+            seen_shapes.add(shape)
+            new_shapes[i] += 1
+        for cell in cells:
+            key = tuple(cell.split("|"))
+            if key in defined and key not in seen_cells:
+                seen_cells.add(key)
+                new_cells[i] += 1
+    minutes = width / 60
+    return {name: [(x, round(counts.get(i, 0) / minutes, 2)) for i, (x, _) in enumerate(bins)]
+            for name, counts in (("shapes/min", new_shapes), ("cells/min", new_cells))}
 
 
 def throughput(times: Iterable[float]) -> list[tuple[float, float]]:

@@ -38,6 +38,8 @@ class Source:
     started: str = ""
     passed: bool | None = None  # a gate's decision
     throughput: list[tuple[float, float]] = field(default_factory=list)  # (s since start, cases/s)
+    # "shapes/min" and "cells/min": new query shapes and grid cells covered, in the same bins.
+    diversity: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     # Per engine, its verdicts on a query restricted to the items it writes
     # (harness.judge.restrict); and the first few of them: (case, engine,

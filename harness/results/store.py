@@ -93,9 +93,28 @@ class Progress:
     # by the shape's index: a resumed shard steers from what its own earlier
     # groups gave, as it did before the kill, so it draws the same queries.
     shape_cells: dict[int, tuple[list[str], list[str]]] = field(default_factory=dict)
+    # Each group's sibling count, by its shape's seed (`harness.campaign.siblings`):
+    # a resumed campaign runs its groups with the counts they had.
+    shape_siblings: dict[str, int] = field(default_factory=dict)
+    # The distinct query shapes run (by their seed) and grid cells covered, over
+    # the whole campaign and by this command alone (`this_run`: not read back).
+    shape_seeds: set[str] = field(default_factory=set)
+    run_shapes: set[str] = field(default_factory=set)
+    run_cells: set[str] = field(default_factory=set)
+    run_cases: int = 0
 
-    def add_case(self, line: dict) -> None:
+    def add_case(self, line: dict, this_run: bool = True) -> None:
         self.done.add(line["index"])
+        shape = line.get("shape", line.get("seed"))
+        if shape is not None:
+            self.shape_seeds.add(shape)
+        if this_run:
+            self.run_cases += 1
+            if shape is not None:
+                self.run_shapes.add(shape)
+            self.run_cells.update(line.get("cells", []))
+        if "shape" in line and "siblings" in line:
+            self.shape_siblings.setdefault(line["shape"], line["siblings"])
         if "shape" in line and "picks" in line:
             self.shape_picks.setdefault(line["shape"], line["picks"])
             if line["shape"] == line["seed"] and "cells" in line:
@@ -203,7 +222,7 @@ class CampaignStore:
         """An earlier run of this campaign (--resume): the one place its lines are read.
         The lines of a case cut short (no case line) are dropped from the file too."""
         for line in cases:
-            self.progress.add_case(line)
+            self.progress.add_case(line, this_run=False)
         written = _lines(self.out / FINDINGS)
         findings = complete_findings(written, self.progress.done)
         if len(findings) != len(written):

@@ -1,0 +1,113 @@
+"""What a query shape costs against what one more sibling costs: the constants
+of the campaign's sibling count (`harness.campaign.siblings`).
+
+For `--shapes` drawn shapes (seed S, cases S/0, S/20, ...) and `--siblings`
+siblings each, it measures, as a campaign runs them:
+
+- per engine, the fixed cost of one batched query (render and answer a batch
+  of one case, in the engine's worker process as a campaign runs it) and the
+  cost each more case adds to the batch (the answer of a batch of all the
+  siblings, minus the fixed cost, over the siblings), judging included;
+- per case, the harness's own cost: the sibling's rows drawn, the reference's
+  evaluation, against the case's rows times its window expressions.
+
+    .venv/bin/python bench/sibling_cost.py [--engines LIST] [--shapes N] [--siblings N] [--seed S]
+
+Prints medians (milliseconds); the numbers written into
+`harness/campaign/siblings.py` came from one run of it (see there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from harness.campaign.batching import NotBatchable, make_batch
+from harness.core.errors import HarnessError
+from harness.engines.isolation import IsolatedEngine
+from harness.engines.registry import get_engine
+from harness.generate.cases import generate_case, generate_sibling
+from harness.judge.compare import Verdict
+from harness.judge.runner import PreparedCase, Result, judge_answer
+
+
+def _window_count(case) -> int:
+    from harness.core.model import Select, walk, window_exprs
+
+    return sum(len(window_exprs(n)) for n in walk(case.query) if isinstance(n, Select))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--engines", default="duckdb,datafusion,sqlite,spark")
+    p.add_argument("--shapes", type=int, default=12)
+    p.add_argument("--siblings", type=int, default=10)
+    p.add_argument("--seed", default="7")
+    args = p.parse_args()
+    names = args.engines.split(",")
+    engines = [IsolatedEngine(n, timeout=60) if n != "spark" else get_engine(n) for n in names]
+    for e in engines:
+        e.start()
+        e.run({}, "SELECT 1 AS x")  # warm (Spark's first queries compile for seconds)
+    fixed: dict[str, list[float]] = {n: [] for n in names}
+    per_case: dict[str, list[float]] = {n: [] for n in names}
+    harness_ms: list[tuple[int, float]] = []  # (rows x windows, ms per case)
+    try:
+        for k in range(args.shapes):
+            shape = generate_case(f"{args.seed}/{20 * k}")
+            cases = [shape.case]
+            for j in range(1, args.siblings):
+                t0 = time.perf_counter()
+                cases.append(generate_sibling(shape, f"{args.seed}/{20 * k + j}").case)
+                gen = time.perf_counter() - t0
+                t0 = time.perf_counter()
+                PreparedCase(cases[-1])
+                prep = time.perf_counter() - t0
+                rows = sum(t.num_rows for t in cases[-1].tables.values())
+                harness_ms.append((rows * max(1, _window_count(shape.case)), 1000 * (gen + prep)))
+            prepared = [PreparedCase(c) for c in cases]
+            for engine in engines:
+                ps = [p.for_engine(engine) for p in prepared]
+                try:
+                    _batched_seconds(engine, ps[:1])  # warm: this shape's first query
+                    one = _batched_seconds(engine, ps[:1])
+                    all_ = _batched_seconds(engine, ps)
+                except (NotBatchable, HarnessError):
+                    continue
+                fixed[engine.name].append(one)
+                per_case[engine.name].append(max(0.0, (all_ - one) / (len(ps) - 1)))
+    finally:
+        for e in engines:
+            e.close()
+    for name in names:
+        if fixed[name]:
+            print(f"{name}: fixed per query {1000 * statistics.median(fixed[name]):.1f} ms, "
+                  f"per more case {1000 * statistics.median(per_case[name]):.2f} ms "
+                  f"({len(fixed[name])} shapes)")
+    work = sorted(harness_ms)
+    small = [ms for w, ms in work[: len(work) // 2]]
+    large = [ms for w, ms in work[len(work) // 2:]]
+    print(f"harness per case (sibling rows + reference): median {statistics.median(ms for _, ms in work):.1f} ms; "
+          f"smaller half (rows x windows <= {work[len(work) // 2][0]}) {statistics.median(small):.1f} ms, "
+          f"larger half {statistics.median(large):.1f} ms")
+    slope = statistics.median(ms / w for w, ms in work if w > 0)
+    print(f"per row x window: {1000 * slope:.1f} us (median of ms / (rows x windows))")
+
+
+def _batched_seconds(engine, prepared) -> float:
+    """Render, run and judge one batched query over `prepared` (median of 3)."""
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        batch = make_batch(prepared[0].plan.query, [p.tables for p in prepared])
+        sql = engine.render(batch.query)
+        parts = batch.split(engine.run(batch.tables, sql))
+        for p, part in zip(prepared, parts, strict=True):
+            judge_answer(p, engine, Result(p.case.id, engine.name, Verdict.ERROR, sql=sql), part)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+if __name__ == "__main__":
+    main()
