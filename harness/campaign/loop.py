@@ -604,6 +604,7 @@ def _shard_main(config: CampaignConfig, job: int, progress: Progress, findings_d
 
 def summarize(config: CampaignConfig, progress: Progress, wall: float, new_cases: int) -> dict:
     from harness.cases.coverage import grid
+    from harness.results.output import inconclusive_share
 
     defined = {c.key for c in grid() if c.reason is None}
     covered = {tuple(c.split("|")) for c in progress.cells} & defined
@@ -622,6 +623,7 @@ def summarize(config: CampaignConfig, progress: Progress, wall: float, new_cases
         "findings": len(progress.findings),
         "finding_occurrences": sum(t.count for t in progress.findings.values()),
         "verdicts": {e: dict(c) for e, c in progress.verdicts.items()},
+        "inconclusive": inconclusive_share({e: dict(c) for e, c in progress.verdicts.items()}),
         "engine_seconds": {e: round(s, 2) for e, s in progress.engine_seconds.items()},
         "engine_cases_per_s": per_engine,
         "coverage": {"grid_cells_covered": len(covered), "grid_cells_defined": len(defined),

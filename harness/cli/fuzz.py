@@ -166,6 +166,11 @@ def format_summary(summary: dict, findings: list[dict]) -> str:
         rate = summary["engine_cases_per_s"].get(engine)
         lines.append(f"{engine:<{width}}" + "".join(f"{counts.get(v, 0):>{columns[v]}}" for v in verdict_names)
                      + f"{rate if rate is not None else '-':>10}")
+    undecided = summary.get("inconclusive")
+    if undecided:
+        per_engine = ", ".join(f"{e} {v['share']:.2%}" for e, v in undecided["per_engine"].items())
+        lines += ["", f"inconclusive: {undecided['count']} of {undecided['verdicts']} engine verdicts "
+                      f"({undecided['share']:.2%}; {per_engine})"]
     cov = summary["coverage"]
     lines += ["", f"grid cells exercised: {cov['grid_cells_covered']} of {cov['grid_cells_defined']}"]
     if summary.get("metamorphic"):

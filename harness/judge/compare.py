@@ -16,6 +16,11 @@ The rules (DESIGN.md, "Comparison"), each in one place:
   engine's answer: first the engine's own row_number order, then every
   permutation while their number is within SEARCH_BUDGET. Exhausted without
   a witness: mismatch. Too many to try: inconclusive, which is never a pass.
+  Each order-sensitive column may have its own order (the expressions of one
+  column share one). In a row-level query without LIMIT, OFFSET or QUALIFY
+  the search goes one column within one partition at a time
+  (`harness.judge.peer_search`), the budget then counting the orders of one
+  partition; other queries are searched whole.
 """
 
 from __future__ import annotations
