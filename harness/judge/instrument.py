@@ -29,6 +29,7 @@ import pyarrow as pa
 
 from harness.core.functions import contains_aggregate, depends_on_peer_order
 from harness.core.model import (
+    SUBQUERY_EXPRS,
     AllColumns,
     Column,
     FuncCall,
@@ -47,6 +48,7 @@ from harness.core.model import (
     key_position,
     resolve_window,
     rewrite,
+    walk,
     window_exprs,
 )
 from harness.sql.star import Names, Scope, cte_names, expand_stars, query_names
@@ -272,6 +274,8 @@ def sensitive_window_keys(query: Query) -> dict[int, frozenset[WindowKey]] | Non
     or one whose QUALIFY depends on peer order (which rows it keeps does)."""
     if not isinstance(query, Select) or query.qualify is not None:
         return None
+    if any(isinstance(n, SUBQUERY_EXPRS) for n in walk(query)):
+        return None  # a subquery's windows would also order peers, of other rows
     keys: dict[int, frozenset[WindowKey]] = {}
     for i, item in enumerate(query.items):
         found = set()

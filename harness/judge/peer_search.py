@@ -142,9 +142,10 @@ def _layout(oracle: Oracle, keys_of: dict[int, frozenset[WindowKey]], default: E
 
     part_of: dict[WindowKey, dict[object, int]] = {}
     for p, (key, rowids) in enumerate(recorder.partitions):
-        if None in rowids:
-            return None
-        part_of.setdefault(key, {}).update(dict.fromkeys(rowids, p))
+        mine = part_of.setdefault(key, {})
+        if None in rowids or any(r in mine for r in rowids) or len(set(rowids)) != len(rowids):
+            return None  # a row in two partitions of one window: not a row-level window
+        mine.update(dict.fromkeys(rowids, p))
     all_rowids = {rid for _, rowids in recorder.partitions for rid in rowids}
     for keys in keys_of.values():
         if len(keys) < 2:
