@@ -219,14 +219,14 @@ class _Search:
                     return Cell(a, c, e)
         return None
 
-    def _equal(self, a: int, c: int, expected: Rows, e: int) -> bool:
+    def _equal(self, a: int, c: int, expected: Rows, e: int, notes: list[str] | None = None) -> bool:
         av, ev = self.rows.rows[a][c], expected.rows[e][c]
         single = self.rows.single[c] or expected.single[c]
         if not cells_equal(av, ev, cell_tolerance(expected, c, e, single)):
             return False
         note = zero_sign_note(av, ev)
-        if note and note not in self.notes:
-            self.notes.append(note)
+        if note:
+            (self.notes if notes is None else notes).append(note)
         return True
 
     def _try(self, evaluation: Evaluation, number: int, only: set[tuple[int, int]] | None = None) -> None:
@@ -236,10 +236,11 @@ class _Search:
         for unit, cells in list(self.pending.items()):
             if only is not None and unit not in only:
                 continue
-            column = unit[0]
-            if all(self._equal(a, column, expected, index[self.rows.rows[a][rid]]) for a in cells):
+            column, notes = unit[0], []
+            if all(self._equal(a, column, expected, index[self.rows.rows[a][rid]], notes) for a in cells):
                 self.decided_by[unit] = number
                 del self.pending[unit]
+                self.notes += [n for n in dict.fromkeys(notes) if n not in self.notes]  # the order that matched
 
     def run(self, oracle: Oracle, witness: PeerOrder | None, budget: int) -> UnitsVerdict:
         units = len(self.pending)
@@ -317,6 +318,7 @@ class _Search:
             self.complete |= {u for u in self.pending if u[1] == comp}
 
     def _match_notes(self) -> tuple[str, ...]:
+        self.notes = list(dict.fromkeys(self.notes))
         candidates = set(self.decided_by.values())
         if candidates == {0}:
             return (*self.notes,)
@@ -366,7 +368,7 @@ class _Search:
         column, cells = unit[0], self.pending[unit]
         for a in cells:
             e = self._default_index[self.rows.rows[a][rid]]
-            if not self._equal(a, column, self.default, e):
+            if not self._equal(a, column, self.default, e, []):
                 return Cell(a, column, e)
         a = cells[0]
         return Cell(a, column, self._default_index[self.rows.rows[a][rid]])
