@@ -401,3 +401,31 @@ def test_an_aggregate_sorted_by_its_own_argument_is_judged_among_many_ties():
     lists[5] = [3, 2, 1, 0]
     wrong = pa.array(lists, type=answer.field(1).type)
     assert _judge(plan, oracle, answer.set_column(1, answer.field(1), wrong)).verdict is Verdict.MISMATCH
+
+
+def test_a_hidden_order_by_key_does_not_stop_the_split_search():
+    # ORDER BY g, a column the select list does not show: a hidden key column,
+    # checked like the user's (it holds no window), so the partitions are still
+    # searched one by one; the rows out of its order still fail.
+    n = 20
+    data = {"id": list(range(1, n + 1)), "g": [i // 5 for i in range(n)], "k": [0] * n}
+    plan, oracle = _setup("SELECT id, lag(id) OVER (PARTITION BY g ORDER BY k ASC NULLS LAST) AS prev "
+                          "FROM t ORDER BY g ASC NULLS LAST", data)
+    assert any(k.column >= plan.visible for k in plan.order_keys)
+    answer = _without_witness(plan, oracle.evaluate(_shuffled(4)).table)
+    assert _judge(plan, oracle, answer).verdict is Verdict.MATCH
+    assert _judge(plan, oracle, _wrong_cell(answer, 1, 2, 20)).verdict is Verdict.MISMATCH
+    assert _judge(plan, oracle, answer.take([5, *range(5), *range(6, n)])).verdict is Verdict.MISMATCH
+
+
+def test_ignore_nulls_over_whole_peer_groups_is_null_under_every_order_or_none():
+    # first_value(x) IGNORE NULLS over the default RANGE frame: NULL only where
+    # the frame (whole peer groups) has no value, whatever the order of 32 ties.
+    n = 32
+    data = {"id": list(range(n)), "k": [0] * (n - 2) + [1, 1], "x": [None, 5, None, 7] * 8}
+    plan, oracle = _setup("SELECT id, first_value(x) IGNORE NULLS OVER (ORDER BY k ASC NULLS LAST) AS f FROM t",
+                          data)
+    answer = oracle.evaluate(_shuffled(5)).table
+    assert _judge(plan, oracle, answer).verdict is Verdict.MATCH
+    outcome = _judge(plan, oracle, _wrong_cell(answer, 1, 3, None))
+    assert outcome.verdict is Verdict.MISMATCH, outcome.detail

@@ -104,8 +104,9 @@ def search_units(
     split into units (the whole-query search then decides)."""
     if plan.rowid_column is None or plan.limit is not None or plan.offset is not None:
         return None
-    if plan.order_keys and any(k.column not in user for k in plan.order_keys):
-        return None  # a hidden ORDER BY key: its values are no column judged here
+    hidden = [k.column for k in plan.order_keys or () if k.column not in user]
+    if not _plain_columns(plan.query, hidden):
+        return None  # a hidden ORDER BY key over a window: its values may depend on peer order
     keys_of = sensitive_window_keys(plan.query)
     if keys_of is None:
         return None
@@ -113,13 +114,25 @@ def search_units(
     layout = _layout(oracle, keys_of, default)
     if layout is None:
         return None
-    search = _Search(rows, plan, user, keys_of, layout, rows_of(default.table, default.magnitudes))
+    # A hidden ORDER BY key (no window in it) is checked as the user's columns are.
+    judged = [*user, *(c for c in dict.fromkeys(hidden))]
+    search = _Search(rows, plan, judged, keys_of, layout, rows_of(default.table, default.magnitudes))
     if not search.same_rows():
         return None  # rows missing or extra: the whole-answer comparison says which
     fixed = search.fixed_difference()
     if fixed is not None:
         return UnitsVerdict("mismatch", fixed, units=len(search.pending))
     return search.run(oracle, witness, budget)
+
+
+def _plain_columns(query: object, columns: Sequence[int]) -> bool:
+    """Whether these select-list columns hold no window expression."""
+    from harness.core.model import Select, window_exprs
+
+    if not columns:
+        return True
+    return isinstance(query, Select) and all(
+        c < len(query.items) and not window_exprs(query.items[c].expr) for c in columns)
 
 
 def _layout(oracle: Oracle, keys_of: dict[int, frozenset[WindowKey]], default: Evaluation) -> _Layout | None:
@@ -330,6 +343,9 @@ class _Search:
     def _unpickable(self, oracle: Oracle) -> list[tuple[int, int]]:
         """Units of a column that picks one row's value (lag, first_value, min...)
         where a cell holds a value no row of its partition has: no order gives it."""
+        found = self._null_unlike_every_order()
+        if found:
+            return found
         pickers = {}
         for column, keys in self.keys_of.items():
             if any(u[0] == column for u in self.pending) and len(keys) == 1:
@@ -363,6 +379,25 @@ class _Search:
                         break
         return found
 
+    def _null_unlike_every_order(self) -> list[tuple[int, int]]:
+        """first_value, last_value and nth_value IGNORE NULLS over a frame of whole
+        peer groups (RANGE, GROUPS) are NULL when the frame has too few non-NULL
+        values: which rows the frame holds does not depend on the order of
+        peers, so neither does that. A cell NULL where the default order's is
+        not (or the other way round) is one no order gives."""
+        rid = self.plan.rowid_column
+        found = []
+        for unit, cells in self.pending.items():
+            if not null_fixed(self.plan.query, unit[0]):
+                continue
+            for a in cells:
+                e = self._default_index[self.rows.rows[a][rid]]
+                if (self.rows.rows[a][unit[0]] is None) != (self.default.rows[e][unit[0]] is None):
+                    self.pending[unit] = [a, *(x for x in cells if x != a)]
+                    found.append(unit)
+                    break
+        return found
+
     def _shown(self, unit: tuple[int, int]) -> Cell:
         rid = self.plan.rowid_column
         column, cells = unit[0], self.pending[unit]
@@ -394,6 +429,22 @@ def picked_arguments(query: object, column: int) -> list | None:
     if expr.func.name in ("lag", "lead") and len(expr.func.args) == 3:
         args.append(expr.func.args[2])
     return args
+
+
+def null_fixed(query: object, column: int) -> bool:
+    """Whether a user column is exactly first_value, last_value or nth_value
+    IGNORE NULLS over a RANGE or GROUPS frame (see `_null_unlike_every_order`)."""
+    from harness.core.model import FrameMode, NullTreatment, Select, WindowExpr, resolve_window
+
+    if not isinstance(query, Select) or column >= len(query.items):
+        return False
+    expr = query.items[column].expr
+    if not isinstance(expr, WindowExpr) or expr.func.null_treatment is not NullTreatment.IGNORE:
+        return False
+    if expr.func.name not in ("first_value", "last_value", "nth_value"):
+        return False
+    frame = resolve_window(expr.window, query.windows, lenient=True).frame
+    return frame is None or frame.mode in (FrameMode.RANGE, FrameMode.GROUPS)
 
 
 def _argument_values(oracle: Oracle, plan: Plan, args: list) -> list[dict[object, object]] | None:
