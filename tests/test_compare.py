@@ -429,3 +429,20 @@ def test_ignore_nulls_over_whole_peer_groups_is_null_under_every_order_or_none()
     assert _judge(plan, oracle, answer).verdict is Verdict.MATCH
     outcome = _judge(plan, oracle, _wrong_cell(answer, 1, 3, None))
     assert outcome.verdict is Verdict.MISMATCH, outcome.detail
+
+
+def test_a_subquery_without_windows_does_not_stop_the_split_search_one_with_them_does():
+    n = 20
+    data = {"id": list(range(1, n + 1)), "g": [i // 5 for i in range(n)], "k": [0] * n}
+    lag = "lag(id) OVER (PARTITION BY g ORDER BY k ASC NULLS LAST) AS prev"
+    plan, oracle = _setup(f"SELECT id, {lag}, CASE WHEN id = (SELECT max(id) FROM t) THEN 1 ELSE 0 END AS m "
+                          "FROM t", data)
+    answer = _without_witness(plan, oracle.evaluate(_shuffled(6)).table)
+    assert _judge(plan, oracle, answer).verdict is Verdict.MATCH
+    assert _judge(plan, oracle, _wrong_cell(answer, 1, 2, 20)).verdict is Verdict.MISMATCH
+    # The subquery's window orders peers too (of its own rows): searched whole,
+    # 120^4 orders, so inconclusive, never a pass.
+    plan, oracle = _setup(f"SELECT id, {lag}, (SELECT max(r) FROM (SELECT row_number() OVER "
+                          "(PARTITION BY g ORDER BY k ASC NULLS LAST) AS r FROM t) AS s) AS m FROM t", data)
+    answer = _without_witness(plan, oracle.evaluate(_shuffled(6)).table)
+    assert _judge(plan, oracle, _wrong_cell(answer, 1, 2, 20)).verdict is not Verdict.MATCH

@@ -274,7 +274,7 @@ def sensitive_window_keys(query: Query) -> dict[int, frozenset[WindowKey]] | Non
     or one whose QUALIFY depends on peer order (which rows it keeps does)."""
     if not isinstance(query, Select) or query.qualify is not None:
         return None
-    if any(isinstance(n, SUBQUERY_EXPRS) for n in walk(query)):
+    if any(isinstance(n, SUBQUERY_EXPRS) and any(isinstance(m, WindowExpr) for m in walk(n)) for n in walk(query)):
         return None  # a subquery's windows would also order peers, of other rows
     keys: dict[int, frozenset[WindowKey]] = {}
     for i, item in enumerate(query.items):
