@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from harness.core.errors import EvaluationError, HarnessError, InvalidInput
-from harness.core.functions import FunctionKind, FunctionSpec, is_order_sensitive, lookup
+from harness.core.functions import FunctionKind, FunctionSpec, depends_on_peer_order, lookup
 from harness.core.model import (
     Column,
     Expr,
@@ -205,7 +205,7 @@ def _plan(we: WindowExpr, select: Select, rewrite: Rewrite) -> WindowPlan:
         key=(resolved.partition_by, resolved.order_by),
         func=rewritten.func,
         spec=rewritten.window,
-        order_sensitive=is_order_sensitive(we.func, resolved.frame, bool(resolved.order_by)),
+        order_sensitive=depends_on_peer_order(we.func, resolved.frame, bool(resolved.order_by)),
     )
 
 
@@ -237,8 +237,15 @@ def _order_peers(window: SortedWindow, key: WindowKey, rel: Relation, ctx: Conte
     Calls come partition by partition (in order of first appearance in the
     input), peer group by peer group in window order: an order fixed before
     any permutation is applied, so a caller can address a group by call index.
+    A hook with a `partition` method is also told, before a partition's
+    groups, every row of each partition that has a tied group (the groups
+    that follow are that partition's): what a caller needs to search each
+    partition on its own.
     """
+    tell = getattr(ctx.peer_order, "partition", None)
     for part in window.partitions:
+        if tell is not None and any(end - start >= 2 for start, end in part.groups):
+            tell(key, [rel.row_mapping(rel.rows[r]) for r in part.rows])
         for group, (start, end) in enumerate(part.groups):
             if end - start < 2:
                 continue

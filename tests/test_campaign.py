@@ -32,6 +32,25 @@ def test_fuzz_prints_one_json_document_with_the_summary(tmp_path, capsys):
         assert sum(summary["verdicts"][engine].values()) == 25
     assert summary["coverage"]["grid_cells_covered"] > 0
     assert len(_lines(tmp_path / "c" / CASES)) == 25
+    undecided = summary["inconclusive"]  # over the engines' verdicts, the reference's left out
+    assert undecided["verdicts"] == 50 and set(undecided["per_engine"]) == {"duckdb", "datafusion"}
+    assert undecided["count"] == sum(summary["verdicts"][e].get("inconclusive", 0) for e in ("duckdb", "datafusion"))
+
+
+def test_the_summary_gives_the_inconclusive_share_per_engine():
+    from harness.cli.fuzz import format_summary
+    from harness.results.output import inconclusive_share
+
+    verdicts = {"reference": {"match": 400}, "duckdb": {"match": 399, "inconclusive": 1},
+                "spark": {"match": 300, "unsupported": 100}}
+    undecided = inconclusive_share(verdicts)
+    assert undecided == {"count": 1, "verdicts": 800, "share": 0.00125, "per_engine": {
+        "duckdb": {"count": 1, "verdicts": 400, "share": 0.0025},
+        "spark": {"count": 0, "verdicts": 400, "share": 0.0}}}
+    summary = {"seed": 1, "cases": 400, "cases_this_run": 400, "cases_per_s": 1.0, "wall_seconds": 400,
+               "verdicts": verdicts, "inconclusive": undecided, "engine_cases_per_s": {},
+               "coverage": {"grid_cells_covered": 1, "grid_cells_defined": 2}, "out": "c"}
+    assert "inconclusive: 1 of 800 engine verdicts (0.12%; duckdb 0.25%, spark 0.00%)" in format_summary(summary, [])
 
 
 def test_the_same_seed_gives_the_same_cases_and_verdicts(tmp_path):

@@ -87,12 +87,31 @@ def test_wrong_value_hidden_among_ties_mismatches():
 def test_search_too_large_is_inconclusive_not_a_pass():
     n = 9  # 9! = 362880 orders of one peer group, beyond the search budget
     plan, oracle = _setup(
+        "SELECT id, lag(id) OVER (ORDER BY v ASC NULLS LAST) AS prev FROM t",
+        {"id": list(range(n)), "v": [1] * n},
+    )
+    answer = oracle.evaluate().table
+    # Every row's previous row is id 0: each value is possible alone, all of them
+    # together under no order, and no search within the budget can tell.
+    answer = _replace(answer, 1, [0] * n)
+    assert _judge(plan, oracle, answer).verdict is Verdict.INCONCLUSIVE
+
+
+def test_row_number_values_name_their_one_order_past_the_budget():
+    # row_number's values are positions: the only order that gives them is
+    # tried, so a wrong one is a mismatch however many peers tie.
+    n = 9
+    plan, oracle = _setup(
         "SELECT id, row_number() OVER (ORDER BY v ASC NULLS LAST) AS rn FROM t",
         {"id": list(range(n)), "v": [1] * n},
     )
     answer = oracle.evaluate().table
-    answer = _replace(answer, 1, [1] * n)  # every row numbered 1: wrong under any order
-    assert _judge(plan, oracle, answer).verdict is Verdict.INCONCLUSIVE
+    (_, witness_col), = plan.witness_columns
+    shuffled = [4, 9, 1, 7, 2, 8, 3, 5, 6]
+    answer = _replace(_replace(answer, 1, shuffled), witness_col, [1] * n)  # a witness that reveals nothing
+    assert _judge(plan, oracle, answer).verdict is Verdict.MATCH
+    outcome = _judge(plan, oracle, _replace(answer, 1, [1] * n))  # every row numbered 1
+    assert outcome.verdict is Verdict.MISMATCH and "every order of tied rows" in outcome.detail
 
 
 def test_null_is_not_zero():
@@ -291,3 +310,139 @@ def test_kept_evaluations_are_told_apart_by_table_content_and_profile():
     plan, smallest = _kept_setup(with_null, smallest_profile)
     outcome = compare(right_largest, Judgement(plan, NULLS_SMALLEST), smallest)
     assert outcome.verdict is Verdict.MISMATCH
+
+
+# -- the search, one column within one partition at a time ----------------------------
+# Item 7 of issue 19: the orders of tied rows are searched for each column within
+# each partition on its own (they add up instead of multiplying), so big tie
+# groups and many tied partitions still get a verdict.
+
+
+def _shuffled(seed: int):
+    """A peer_order hook that puts each tied group in a seeded random order."""
+    import random
+
+    rng = random.Random(seed)
+    return lambda key, rows: rng.sample(range(len(rows)), len(rows))
+
+
+BIG_W = "PARTITION BY g ORDER BY k ASC NULLS LAST"
+BIG_SQL = (
+    f"SELECT id, row_number() OVER ({BIG_W}) AS rn, lag(id) OVER ({BIG_W}) AS prev, "
+    f"first_value(id) OVER ({BIG_W} ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) AS fv, "
+    f"sum(x) OVER ({BIG_W} ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS s, "
+    f"rank() OVER ({BIG_W}) AS r, count(*) OVER (PARTITION BY g) AS n FROM t"
+)
+# Partition g=1: 34 rows tied on k (34! orders); g=2: 6 rows in two tied groups.
+BIG = {
+    "id": list(range(1, 41)),
+    "g": [1] * 34 + [2] * 6,
+    "k": [0] * 34 + [1, 1, 1, 2, 2, 2],
+    "x": [(i * 7) % 11 for i in range(40)],
+}
+
+
+def _big_answer():
+    plan, oracle = _setup(BIG_SQL, BIG)
+    engine = oracle.evaluate(_shuffled(1)).table
+    # The engine numbered the rows under an order of its own (as SQLite may):
+    # row_number from another order than the rest, and than its witness.
+    other = oracle.evaluate(_shuffled(2)).table
+    return plan, oracle, _replace(engine, 1, other.column(1).to_pylist())
+
+
+def test_a_tie_group_of_thirty_and_more_gets_a_verdict():
+    plan, oracle, answer = _big_answer()
+    assert max(size for _, size in oracle.evaluate().peer_groups) >= 30
+    outcome = _judge(plan, oracle, answer)
+    assert outcome.verdict is Verdict.MATCH, outcome.detail
+    # One wrong cell in each order-sensitive column: a mismatch, never inconclusive.
+    for column, row, value in [
+        (1, 5, answer.column(1)[6].as_py()),  # two rows numbered alike
+        (2, 7, 999),  # a previous row that does not exist
+        (3, 3, 38),  # a first row from the other partition
+    ]:
+        wrong = _judge(plan, oracle, _wrong_cell(answer, column, row, value))
+        assert wrong.verdict is Verdict.MISMATCH, (column, wrong.verdict, wrong.detail)
+        assert wrong.column == answer.column_names[column]
+    # A wrong sum among 34 ties cannot be told from another order by this search:
+    # inconclusive, never a pass.
+    s = answer.column(4).to_pylist()
+    assert _judge(plan, oracle, _wrong_cell(answer, 4, 3, s[3] + 100)).verdict is Verdict.INCONCLUSIVE
+
+
+def test_tied_partitions_are_searched_each_on_its_own():
+    # Four partitions with five tied rows each: 120^4 orders of the whole query,
+    # 120 for each partition. No witness: the engine's row_number says nothing.
+    n = 20
+    data = {"id": list(range(1, n + 1)), "g": [i // 5 for i in range(n)], "k": [0] * n}
+    plan, oracle = _setup("SELECT id, lag(id) OVER (PARTITION BY g ORDER BY k ASC NULLS LAST) AS prev FROM t",
+                          data)
+    answer = _without_witness(plan, oracle.evaluate(_shuffled(3)).table)
+    outcome = _judge(plan, oracle, answer)
+    assert outcome.verdict is Verdict.MATCH, outcome.detail
+    # A previous row taken from another partition: each id is some row's, not there.
+    wrong = _judge(plan, oracle, _wrong_cell(answer, 1, 2, 20))
+    assert wrong.verdict is Verdict.MISMATCH and "every order of tied rows" in wrong.detail
+
+
+def test_an_aggregate_sorted_by_its_own_argument_is_judged_among_many_ties():
+    # 40 tied rows: array_agg(DISTINCT x ORDER BY x) needs no search, so a wrong
+    # list is a mismatch (it was inconclusive), and the right one a match.
+    n = 40
+    plan, oracle = _setup(
+        "SELECT id, array_agg(DISTINCT x ORDER BY x ASC NULLS LAST) OVER (ORDER BY k ASC NULLS LAST) AS a FROM t",
+        {"id": list(range(n)), "k": [0] * (n - 1) + [1], "x": [i % 4 for i in range(n)]},
+    )
+    assert not oracle.evaluate().peer_groups and not plan.sensitive_columns
+    answer = oracle.evaluate().table
+    assert _judge(plan, oracle, answer).verdict is Verdict.MATCH
+    lists = answer.column(1).to_pylist()
+    lists[5] = [3, 2, 1, 0]
+    wrong = pa.array(lists, type=answer.field(1).type)
+    assert _judge(plan, oracle, answer.set_column(1, answer.field(1), wrong)).verdict is Verdict.MISMATCH
+
+
+def test_a_hidden_order_by_key_does_not_stop_the_split_search():
+    # ORDER BY g, a column the select list does not show: a hidden key column,
+    # checked like the user's (it holds no window), so the partitions are still
+    # searched one by one; the rows out of its order still fail.
+    n = 20
+    data = {"id": list(range(1, n + 1)), "g": [i // 5 for i in range(n)], "k": [0] * n}
+    plan, oracle = _setup("SELECT id, lag(id) OVER (PARTITION BY g ORDER BY k ASC NULLS LAST) AS prev "
+                          "FROM t ORDER BY g ASC NULLS LAST", data)
+    assert any(k.column >= plan.visible for k in plan.order_keys)
+    answer = _without_witness(plan, oracle.evaluate(_shuffled(4)).table)
+    assert _judge(plan, oracle, answer).verdict is Verdict.MATCH
+    assert _judge(plan, oracle, _wrong_cell(answer, 1, 2, 20)).verdict is Verdict.MISMATCH
+    assert _judge(plan, oracle, answer.take([5, *range(5), *range(6, n)])).verdict is Verdict.MISMATCH
+
+
+def test_ignore_nulls_over_whole_peer_groups_is_null_under_every_order_or_none():
+    # first_value(x) IGNORE NULLS over the default RANGE frame: NULL only where
+    # the frame (whole peer groups) has no value, whatever the order of 32 ties.
+    n = 32
+    data = {"id": list(range(n)), "k": [0] * (n - 2) + [1, 1], "x": [None, 5, None, 7] * 8}
+    plan, oracle = _setup("SELECT id, first_value(x) IGNORE NULLS OVER (ORDER BY k ASC NULLS LAST) AS f FROM t",
+                          data)
+    answer = oracle.evaluate(_shuffled(5)).table
+    assert _judge(plan, oracle, answer).verdict is Verdict.MATCH
+    outcome = _judge(plan, oracle, _wrong_cell(answer, 1, 3, None))
+    assert outcome.verdict is Verdict.MISMATCH, outcome.detail
+
+
+def test_a_subquery_without_windows_does_not_stop_the_split_search_one_with_them_does():
+    n = 20
+    data = {"id": list(range(1, n + 1)), "g": [i // 5 for i in range(n)], "k": [0] * n}
+    lag = "lag(id) OVER (PARTITION BY g ORDER BY k ASC NULLS LAST) AS prev"
+    plan, oracle = _setup(f"SELECT id, {lag}, CASE WHEN id = (SELECT max(id) FROM t) THEN 1 ELSE 0 END AS m "
+                          "FROM t", data)
+    answer = _without_witness(plan, oracle.evaluate(_shuffled(6)).table)
+    assert _judge(plan, oracle, answer).verdict is Verdict.MATCH
+    assert _judge(plan, oracle, _wrong_cell(answer, 1, 2, 20)).verdict is Verdict.MISMATCH
+    # The subquery's window orders peers too (of its own rows): searched whole,
+    # 120^4 orders, so inconclusive, never a pass.
+    plan, oracle = _setup(f"SELECT id, {lag}, (SELECT max(r) FROM (SELECT row_number() OVER "
+                          "(PARTITION BY g ORDER BY k ASC NULLS LAST) AS r FROM t) AS s) AS m FROM t", data)
+    answer = _without_witness(plan, oracle.evaluate(_shuffled(6)).table)
+    assert _judge(plan, oracle, _wrong_cell(answer, 1, 2, 20)).verdict is not Verdict.MATCH

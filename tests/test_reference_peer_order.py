@@ -140,3 +140,27 @@ def test_a_hook_must_return_a_permutation():
             T,
             peer_order=lambda k, r: [0, 0, 1],
         )
+
+
+def test_an_aggregate_sorted_by_its_own_argument_needs_no_order_of_peers():
+    # array_agg(DISTINCT x ORDER BY x) over a RANGE frame: the frame holds whole
+    # peer groups and the elements come sorted by their own values, so no order
+    # of the peers changes it; without its ORDER BY, or over a ROWS frame that
+    # cuts through the peers, or ordered by another column, it still depends on it.
+    data = table(id=("bigint", [1, 2, 3, 4]), k=("integer", [7, 7, 7, 9]), x=("integer", [3, 1, 3, 2]))
+
+    def agg(*order, distinct=False, rows=False):
+        func = call("array_agg", col("x"), distinct=distinct, order_by=tuple(order))
+        f = frame("rows", bound("unbounded preceding"), bound("current row")) if rows else None
+        return select((over(func, order=BY_K, frame=f), "a"))
+
+    def groups(query):
+        hook = Recorder()
+        run(query, data, peer_order=hook)
+        return len(hook.calls)
+
+    assert groups(agg(asc(col("x")), distinct=True)) == 0
+    assert groups(agg(desc(col("x")), asc(col("id")))) == 0  # its argument first, then anything
+    assert groups(agg(asc(col("id")), asc(col("x")))) == 1  # another column first
+    assert groups(agg()) == 1
+    assert groups(agg(asc(col("x")), rows=True)) == 1

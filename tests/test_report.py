@@ -171,6 +171,10 @@ def test_a_fuzz_campaign_report_plots_its_throughput(tmp_path: Path) -> None:
     assert json.loads((out / "versions.json").read_text())["duckdb"] == duckdb.__version__
     assert duckdb.__version__ in page.all_text  # the summary names each engine's version
     assert "frame mode" in page.all_text  # the matrix has rows from the generated queries
+    import re
+
+    assert re.search(r"inconclusive \d+ of 80 engine verdicts \(\d+\.\d\d%; duckdb \d+\.\d\d%, sqlite",
+                     page.all_text)  # the share the harness left undecided
 
 
 def test_a_gate_report_shows_the_decision_and_the_baseline_status(tmp_path: Path) -> None:

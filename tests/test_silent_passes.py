@@ -460,3 +460,68 @@ def test_an_aggregate_as_the_operand_of_in_makes_the_query_grouped():
     grouped = instrument(parse("SELECT max(x) IN (SELECT x FROM t) AS m FROM t"), _schemas(t=T))
     row_level = instrument(parse("SELECT x IN (SELECT max(x) FROM t) AS m FROM t"), _schemas(t=T))
     assert grouped.rowid_column is None and row_level.rowid_column is not None
+
+
+# -- the search for an order of tied rows, one column within one partition at a time ----
+# (issue 19, item 7): splitting the search must never check less than the whole.
+
+def _tied(sql: str, groups: int, size: int):
+    """A row-level query over `groups` partitions of `size` rows tied on k, and its oracle."""
+    n = groups * size
+    table = pa.table({"id": pa.array(range(1, n + 1), pa.int64()),
+                      "g": pa.array([i // size for i in range(n)], pa.int64()),
+                      "k": pa.array([0] * n, pa.int64())})
+    plan = instrument(parse(sql), _schemas(t=table))
+    return plan, Oracle(plan.unlimited, with_rowid({"t": table}))
+
+
+def _order(perm_of):
+    return lambda key, rows: perm_of(len(rows))
+
+
+def _with_column(table: pa.Table, column: int, values: list) -> pa.Table:
+    return table.set_column(column, table.field(column), pa.array(values, type=table.field(column).type))
+
+
+ONE_COLUMN_TWO_EXPRS = ("SELECT id, row_number() OVER w * 100 + lag(id, 1, 0) OVER w AS c FROM t "
+                        "WINDOW w AS (PARTITION BY g ORDER BY k ASC NULLS LAST)")
+
+
+@pytest.mark.parametrize("size", [3, 30])
+def test_expressions_of_one_column_share_one_order_of_ties(size):
+    # Each half of the column is possible alone (row_number under input order, lag
+    # under the reverse order), together under no order: row_number's values name
+    # the order, and under it lag differs. Three partitions of `size` ties: within
+    # the budget the search tries them all (a mismatch); past it, never a pass.
+    plan, oracle = _tied(ONE_COLUMN_TWO_EXPRS, 3, size)
+    forward = oracle.evaluate(_order(lambda n: list(range(n)))).table
+    backward = oracle.evaluate(_order(lambda n: list(range(n))[::-1])).table
+    rn = [v // 100 for v in forward.column(1).to_pylist()]
+    lag = [v % 100 for v in backward.column(1).to_pylist()]
+    mixed = _with_column(backward, 1, [r * 100 + p for r, p in zip(rn, lag, strict=True)])
+    outcome = compare(mixed, Judgement(plan, NULLS_LARGEST), oracle)
+    assert outcome.verdict is not Verdict.MATCH
+    if size == 3:
+        assert outcome.verdict is Verdict.MISMATCH
+    assert compare(backward, Judgement(plan, NULLS_LARGEST), oracle).verdict is Verdict.MATCH
+
+
+def test_a_split_search_still_judges_every_cell_and_row():
+    # Partition 0 has 40 tied rows; partition 1 is one row (no ties), so its lag
+    # cell depends on no order, and is checked as it is.
+    sql = "SELECT id, lag(id, 1, -1) OVER (PARTITION BY g ORDER BY k ASC NULLS LAST) AS prev FROM t"
+    table = pa.table({"id": pa.array(range(1, 42), pa.int64()),
+                      "g": pa.array([0] * 40 + [1], pa.int64()), "k": pa.array([0] * 41, pa.int64())})
+    plan = instrument(parse(sql), _schemas(t=table))
+    oracle = Oracle(plan.unlimited, with_rowid({"t": table}))
+    right = oracle.evaluate(_order(lambda n: list(range(n))[::-1])).table
+    judge = Judgement(plan, NULLS_LARGEST)
+    assert compare(right, judge, oracle).verdict is Verdict.MATCH
+    prev = right.column(1).to_pylist()
+    for row, value in [(40, 5), (3, 999), (0, 41)]:  # the lone row; a missing id; the other partition's id
+        wrong = prev.copy()
+        wrong[row] = value
+        assert compare(_with_column(right, 1, wrong), judge, oracle).verdict is Verdict.MISMATCH, row
+    assert compare(right.slice(1), judge, oracle).verdict is Verdict.MISMATCH  # a row left out
+    twice = pa.concat_tables([right.slice(0, 40), right.slice(0, 1)])
+    assert compare(twice, judge, oracle).verdict is Verdict.MISMATCH  # a row twice, one missing

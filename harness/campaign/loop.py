@@ -737,6 +737,8 @@ def diversity(progress: Progress, wall: float) -> dict:
 
 
 def summarize(config: CampaignConfig, progress: Progress, wall: float, new_cases: int) -> dict:
+    from harness.results.output import inconclusive_share
+
     spread = diversity(progress, wall)
     cases = len(progress.done)
     per_engine = {
@@ -758,6 +760,7 @@ def summarize(config: CampaignConfig, progress: Progress, wall: float, new_cases
         "verdicts": {e: dict(c) for e, c in progress.verdicts.items()},
         # Verdicts (of any kind) on a query restricted to the items the engine writes.
         "restricted": dict(progress.restricted),
+        "inconclusive": inconclusive_share({e: dict(c) for e, c in progress.verdicts.items()}),
         "engine_seconds": {e: round(s, 2) for e, s in progress.engine_seconds.items()},
         "engine_cases_per_s": per_engine,
         "coverage": {"grid_cells_covered": spread["grid_cells_covered"],

@@ -177,6 +177,11 @@ def format_summary(summary: dict, findings: list[dict]) -> str:
     if restricted:
         lines.append("(restricted: verdicts, counted above, on the query without the items the engine "
                      "cannot write; see cases.jsonl `restricted`)")
+    undecided = summary.get("inconclusive")
+    if undecided:
+        per_engine = ", ".join(f"{e} {v['share']:.2%}" for e, v in undecided["per_engine"].items())
+        lines += ["", f"inconclusive: {undecided['count']} of {undecided['verdicts']} engine verdicts "
+                      f"({undecided['share']:.2%}; {per_engine})"]
     cov = summary["coverage"]
     lines += ["", f"grid cells exercised: {cov['grid_cells_covered']} of {cov['grid_cells_defined']}"]
     if summary.get("metamorphic"):

@@ -281,6 +281,18 @@ def frame_is_whole_partition(frame: object) -> bool:
     )
 
 
+def _sorted_by_its_value(call: object) -> bool:
+    """An aggregate's own ORDER BY whose first key is its argument, the other
+    arguments constants (string_agg's separator): the value it gives does not
+    depend on the order of the rows it reads."""
+    from harness.core.model import Literal
+
+    args = call.args  # type: ignore[attr-defined]
+    order_by = call.order_by  # type: ignore[attr-defined]
+    return (bool(args) and bool(order_by) and order_by[0].expr == args[0]
+            and all(isinstance(a, Literal) for a in args[1:]))
+
+
 def is_order_sensitive(call: object, frame: object, has_order_by: bool) -> bool:
     """Can this window call's value change with the order of peers?
 
@@ -289,13 +301,36 @@ def is_order_sensitive(call: object, frame: object, has_order_by: bool) -> bool:
     over a ROWS frame that is not the whole partition (RANGE and GROUPS
     frames are unions of peer groups, and the default frame is RANGE).
     EXCLUDE CURRENT ROW / TIES over ROWS also depends on the row's position.
+    The generator's view; the judge's is `depends_on_peer_order`.
     """
-    from harness.core.model import FrameMode, FuncCall
+    from harness.core.model import FuncCall
 
     assert isinstance(call, FuncCall)
     spec = lookup(call.name)
     if spec.order_sensitive or spec.ordered_aggregate:
         return True
+    return _frame_reads_positions(spec, frame)
+
+
+def depends_on_peer_order(call: object, frame: object, has_order_by: bool) -> bool:
+    """`is_order_sensitive`, except for an ordered aggregate (array_agg,
+    string_agg, first, last) sorted by its own argument first
+    (`array_agg(DISTINCT x ORDER BY x)`): rows its ORDER BY ties have equal
+    values, so it is like the other aggregates, where only which rows the
+    frame holds matters, not their order. What the reference searches orders
+    of peers for, and the instrumenter reveals them for."""
+    from harness.core.model import FuncCall
+
+    assert isinstance(call, FuncCall)
+    spec = lookup(call.name)
+    if spec.ordered_aggregate and _sorted_by_its_value(call):
+        return _frame_reads_positions(spec, frame)
+    return is_order_sensitive(call, frame, has_order_by)
+
+
+def _frame_reads_positions(spec: FunctionSpec, frame: object) -> bool:
+    from harness.core.model import FrameMode
+
     if spec.kind is not FunctionKind.AGGREGATE or frame is None:
         return False
     return frame.mode is FrameMode.ROWS and not frame_is_whole_partition(frame)  # type: ignore[attr-defined]

@@ -16,6 +16,11 @@ The rules (DESIGN.md, "Comparison"), each in one place:
   engine's answer: first the engine's own row_number order, then every
   permutation while their number is within SEARCH_BUDGET. Exhausted without
   a witness: mismatch. Too many to try: inconclusive, which is never a pass.
+  Each order-sensitive column may have its own order (the expressions of one
+  column share one). In a row-level query without LIMIT, OFFSET or QUALIFY
+  the search goes one column within one partition at a time
+  (`harness.judge.peer_search`), the budget then counting the orders of one
+  partition; other queries are searched whole.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from harness.judge.cells import (  # noqa: F401 (float_tolerance and type_class 
 )
 from harness.judge.instrument import ROWID, OrderKey, Plan
 from harness.judge.oracle import Oracle
+from harness.judge.peer_search import search_units
 from reference_impl import Evaluation, PeerOrder
 
 UNCHECKED_ORDER = "the row order was not checked: an ORDER BY key is no column of the answer"
@@ -397,6 +403,9 @@ def _judge_with_ties(rows: Rows, judgement: Judgement, oracle: Oracle, user: ran
         return Outcome(Verdict.MATCH, notes=tuple(notes))
     if not evaluation.peer_groups:
         return first_diff.outcome()
+    by_units = _judge_by_units(rows, judgement, oracle, user, evaluation, first_diff)
+    if by_units is not None:
+        return by_units
     # Some engines order tied rows differently for each expression over the same
     # window (SQLite does); the standard leaves peer order to the implementation,
     # so each order-sensitive column may also find a witness order of its own.
@@ -433,6 +442,32 @@ def _judge_with_ties(rows: Rows, judgement: Judgement, oracle: Oracle, user: ran
         return first_diff.outcome(
             Verdict.INCONCLUSIVE, f"; too many orders of tied rows to search (more than {SEARCH_BUDGET})")
     return first_diff.outcome(after=" (under every order of tied rows)")
+
+
+def _judge_by_units(rows: Rows, judgement: Judgement, oracle: Oracle, user: range,
+                    evaluation: Evaluation, first_diff: _Diff) -> Outcome | None:
+    """The search one column within one partition at a time (`peer_search`), where
+    the query splits so; None where it does not."""
+    plan = judgement.plan
+    witness = _rn_order(rows, plan) if plan.witness_columns and plan.rowid_column is not None else None
+    found = search_units(rows, plan, oracle, user, witness, SEARCH_BUDGET)
+    if found is None:
+        return None
+    if found.verdict == "match":
+        return Outcome(Verdict.MATCH, notes=found.notes)
+    assert found.cell is not None
+    expected = rows_of(evaluation.table, evaluation.magnitudes)
+    matcher = _Matcher(rows, expected, [found.cell.column], plan.rowid_column, [])
+    a, e = found.cell.actual_row, found.cell.expected_row
+    rid = rows.rows[a][plan.rowid_column]
+    diff = matcher.row_diff(a, e) or first_diff
+    if diff is not first_diff:
+        user_row = tuple(rows.rows[a][c] for c in user)
+        diff = diff.within(f"input row {_ordinal(rid)}: ", f"; engine row {user_row}")
+    if found.verdict == "mismatch":
+        return diff.outcome(after=" (under every order of tied rows)")
+    return diff.outcome(Verdict.INCONCLUSIVE,
+                        f"; too many orders of tied rows to search in one partition (more than {SEARCH_BUDGET})")
 
 
 def _candidates(rows: Rows, plan: Plan, oracle: Oracle, evaluation: Evaluation):

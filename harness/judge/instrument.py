@@ -27,8 +27,9 @@ from dataclasses import dataclass, replace
 
 import pyarrow as pa
 
-from harness.core.functions import contains_aggregate, is_order_sensitive
+from harness.core.functions import contains_aggregate, depends_on_peer_order
 from harness.core.model import (
+    SUBQUERY_EXPRS,
     AllColumns,
     Column,
     FuncCall,
@@ -47,6 +48,7 @@ from harness.core.model import (
     key_position,
     resolve_window,
     rewrite,
+    walk,
     window_exprs,
 )
 from harness.sql.star import Names, Scope, cte_names, expand_stars, query_names
@@ -233,7 +235,7 @@ def _sensitive_windows(query: Select) -> list[WindowSpec]:
     for expr in exprs + ([query.qualify] if query.qualify is not None else []):
         for w in window_exprs(expr):
             spec = resolve_window(w.window, query.windows, lenient=True)
-            if is_order_sensitive(w.func, spec.frame, bool(spec.order_by)):
+            if depends_on_peer_order(w.func, spec.frame, bool(spec.order_by)):
                 specs.setdefault(_window_key(spec), spec)
     return list(specs.values())
 
@@ -260,9 +262,43 @@ def _sensitive_columns(query: Select) -> frozenset[int]:
     for i, item in enumerate(query.items):
         for w in window_exprs(item.expr):
             spec = resolve_window(w.window, query.windows, lenient=True)
-            if is_order_sensitive(w.func, spec.frame, bool(spec.order_by)):
+            if depends_on_peer_order(w.func, spec.frame, bool(spec.order_by)):
                 out.add(i)
     return frozenset(out)
+
+
+def sensitive_window_keys(query: Query) -> dict[int, frozenset[WindowKey]] | None:
+    """For each user column of a row-level SELECT that depends on peer order,
+    the windows (PARTITION BY and ORDER BY, as the reference's peer_order hook
+    names them) of its order-sensitive expressions; None for any other query,
+    or one whose QUALIFY depends on peer order (which rows it keeps does)."""
+    if not isinstance(query, Select) or query.qualify is not None:
+        return None
+    if any(isinstance(n, SUBQUERY_EXPRS) and any(isinstance(m, WindowExpr) for m in walk(n)) for n in walk(query)):
+        return None  # a subquery's windows would also order peers, of other rows
+    keys: dict[int, frozenset[WindowKey]] = {}
+    for i, item in enumerate(query.items):
+        found = set()
+        for w in window_exprs(item.expr):
+            spec = resolve_window(w.window, query.windows, lenient=True)
+            if depends_on_peer_order(w.func, spec.frame, bool(spec.order_by)):
+                found.add(_window_key(spec))
+        if found:
+            keys[i] = frozenset(found)
+    return keys
+
+
+def plain_row_number(query: Query, column: int) -> WindowKey | None:
+    """The window of a user column that is exactly `row_number() OVER (...)`, else None:
+    its values are the positions of the rows, so they name the one order of the
+    peers that gives them."""
+    if not isinstance(query, Select) or column >= len(query.items):
+        return None
+    expr = query.items[column].expr
+    if not isinstance(expr, WindowExpr) or expr.func != FuncCall("row_number"):
+        return None
+    spec = resolve_window(expr.window, query.windows, lenient=True)
+    return _window_key(spec)
 
 
 def _all_order_keys(query: Select) -> tuple[OrderKey, ...] | None:
@@ -278,7 +314,7 @@ def _all_order_keys(query: Select) -> tuple[OrderKey, ...] | None:
 
 def _order_sensitive(query: Select, expr: object) -> bool:
     return any(
-        is_order_sensitive(w.func, (spec := resolve_window(w.window, query.windows)).frame,
+        depends_on_peer_order(w.func, (spec := resolve_window(w.window, query.windows)).frame,
                            bool(spec.order_by))
         for w in window_exprs(expr))
 

@@ -81,7 +81,7 @@ def _header(data: ReportData, title: str) -> Markup:
 
 def _summary(data: ReportData) -> Markup:
     return h("section", {"id": "summary"}, h("h2", {}, "Summary"), _sources_table(data),
-             _engines_table(data), [h("p", {"class": "note"}, f"{s.path}: {n}")
+             _engines_table(data), _inconclusive(data), [h("p", {"class": "note"}, f"{s.path}: {n}")
                                     for s in data.sources for n in s.notes], _restricted(data))
 
 
@@ -101,6 +101,21 @@ def _restricted(data: ReportData) -> Markup | None:
              h("p", {"class": "note"}, "An engine whose dialect cannot write some window items of a query "
                "ran it without them, judged against the reference on that same restricted query; the "
                "matrix counts the left-out items as unsupported on that engine."), blocks)
+
+
+def _inconclusive(data: ReportData) -> Markup:
+    """The share of each results directory's engine verdicts left undecided."""
+    from harness.results.output import inconclusive_share
+
+    lines = []
+    for s in data.sources:
+        undecided = inconclusive_share({e: dict(c) for e, c in s.verdicts.items()})
+        if undecided["verdicts"]:
+            per_engine = ", ".join(f"{e} {v['share']:.2%}" for e, v in undecided["per_engine"].items())
+            lines.append(h("p", {"class": "inconclusive"},
+                           f"{s.path}: inconclusive {undecided['count']} of {undecided['verdicts']} "
+                           f"engine verdicts ({undecided['share']:.2%}; {per_engine})"))
+    return lines
 
 
 def _sources_table(data: ReportData) -> Markup:

@@ -30,6 +30,24 @@ def summary(run: RunResults) -> dict:
     }
 
 
+def inconclusive_share(verdicts: dict[str, dict[str, int]]) -> dict:
+    """The share of verdicts the harness could not decide (`inconclusive`), over
+    the engines' verdicts (the reference's own are left out), and per engine:
+    `{"count", "verdicts", "share", "per_engine": {engine: {"count", "verdicts", "share"}}}`."""
+    def share(count: int, total: int) -> float:
+        return round(count / total, 6) if total else 0.0
+
+    per_engine = {}
+    for engine, counts in verdicts.items():
+        if engine == "reference":
+            continue
+        count, total = counts.get(Verdict.INCONCLUSIVE.value, 0), sum(counts.values())
+        per_engine[engine] = {"count": count, "verdicts": total, "share": share(count, total)}
+    count = sum(e["count"] for e in per_engine.values())
+    total = sum(e["verdicts"] for e in per_engine.values())
+    return {"count": count, "verdicts": total, "share": share(count, total), "per_engine": per_engine}
+
+
 def write_json(run: RunResults, out: TextIO | None = None) -> None:
     out = out or sys.stdout
     doc = {
