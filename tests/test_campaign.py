@@ -146,6 +146,11 @@ def test_a_violated_metamorphic_relation_is_a_finding_with_both_queries(tmp_path
     case = load_case(out / found[0]["file"])
     assert case.finding["left_sql"] and case.finding["right_sql"]
     assert case.finding["relation"] in found[0]["signature"]
+    # The relations derive from the query: a shape is checked once, on its first case.
+    lines = [json.loads(t) for t in (out / CASES).read_text().splitlines()]
+    checked = {x["index"] for x in lines if x["metamorphic"]}
+    assert checked and all(x["seed"] == x["shape"] for x in lines if x["index"] in checked)
+    assert any(x["seed"] != x["shape"] for x in lines)  # siblings there were, unchecked
 
 
 def test_a_signature_met_again_is_counted_not_saved_again(tmp_path):
