@@ -64,6 +64,10 @@ class Swarm(Enum):
     # expression-level syntax (issue 16)
     QUALIFY = "QUALIFY top-N filters"
     OFFSET_EXPRESSIONS = "frame offsets written as constant expressions"
+    # issue 19, item 8: offsets near 2^63 (ROWS, GROUPS, RANGE over integer
+    # keys, lag/lead), and lag/lead offsets and defaults per row or NULL
+    EXTREME_OFFSETS = "offsets near 2^63"
+    ROW_OFFSETS = "per-row and NULL lag/lead offsets and defaults"
 
 
 CORE_ON_CHANCE = 0.85

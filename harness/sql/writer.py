@@ -454,6 +454,8 @@ class _Writer:
             (in_window and bool(f.within_group), Feature.WITHIN_GROUP_WINDOW),
             (bool(f.within_group), Feature.WITHIN_GROUP),
         ]
+        if f.name in ("lag", "lead"):
+            wanted += _offset_argument_features(f.args)
         for used, feature in wanted:
             if used:
                 self.require(feature)
@@ -544,6 +546,8 @@ class _Writer:
             self.require(Feature.FRAME_OFFSET_EXPRESSION)
         if mode is FrameMode.RANGE:
             self.require(Feature.RANGE_OFFSET)
+        elif _beyond_int(offset_value(b.offset)):
+            self.require(Feature.OFFSET_BEYOND_INT)
         if has_interval:
             self.require(Feature.RANGE_INTERVAL)
         text = self.expr(b.offset)  # checks the literal, and the features it needs
@@ -595,3 +599,32 @@ _LITERALS: dict[TypeKind, Callable[[Dialect, Any, Any], str]] = {
     TypeKind.DATE: lambda d, v, t: d.date_literal(v),
     TypeKind.TIMESTAMP: lambda d, v, t: d.timestamp_literal(v),
 }
+
+# The largest INTEGER: some engines take no larger ROWS/GROUPS or lag/lead offset.
+_MAX_INT = 2**31 - 1
+
+
+def _beyond_int(value: object) -> bool:
+    return type(value) is int and value > _MAX_INT
+
+
+def _reads_rows(expr: Expr) -> bool:
+    """Does `expr` read a row (a column, a subquery), so it is no constant?"""
+    return any(isinstance(n, (Column, Star, ScalarSubquery, InSubquery, Exists, WindowExpr))
+               for n in walk(expr))
+
+
+def _offset_argument_features(args: tuple[Expr, ...]) -> list[tuple[bool, Feature]]:
+    """What lag/lead(value, offset, default) asks of a dialect beyond the
+    standard's constant offset: an offset or a default per row, a NULL
+    offset, an offset past the largest INTEGER."""
+    offset = args[1] if len(args) > 1 else None
+    default = args[2] if len(args) > 2 else None
+    per_row = offset is not None and _reads_rows(offset)
+    value = None if offset is None or per_row else offset_value(offset)
+    return [
+        (per_row, Feature.LAG_ROW_OFFSET),
+        (offset is not None and not per_row and value is None, Feature.LAG_NULL_OFFSET),
+        (_beyond_int(value), Feature.OFFSET_BEYOND_INT),
+        (default is not None and _reads_rows(default), Feature.LAG_ROW_DEFAULT),
+    ]
