@@ -224,3 +224,35 @@ def _schema(data: pa.Table):
     from harness.core.types import from_arrow
 
     return TableSchema("t", tuple(ColumnDef(f.name, from_arrow(f.type)) for f in data.schema))
+
+
+# -- a RANGE bound past the key's type, as a feature of the data ------------------------------
+
+
+@pytest.mark.parametrize(("keys", "offset", "past"), [
+    ([1, None], MAX, True),        # 1 + (2^63 - 1) is past BIGINT
+    ([MAX, None], 1, True),
+    ([MIN, 0], 1, True),           # MIN - 1 (the PRECEDING side)
+    ([MAX - 1, 0], 1, False),      # MAX - 1 + 1 = MAX still is a BIGINT
+    ([None, None], MAX, False),    # no key to start from
+])
+def test_range_bound_past_the_key_type_is_a_feature(keys, offset, past) -> None:
+    data = table(id=("bigint", list(range(1, len(keys) + 1))), k=("bigint", keys))
+    query = parse(f"SELECT id, count(*) OVER (ORDER BY k ASC NULLS LAST RANGE BETWEEN {offset} PRECEDING "
+                  f"AND {offset} FOLLOWING) AS c FROM t")
+    case = _case_over(query, data)
+    assert ("data.range-bound-past-key-type" in case_features(case)) is past
+
+
+def test_a_rows_offset_is_no_range_bound() -> None:
+    data = table(id=("bigint", [1]), k=("bigint", [MAX]))
+    query = parse(f"SELECT id, count(*) OVER (ORDER BY k ASC ROWS BETWEEN CURRENT ROW AND {MAX} FOLLOWING) "
+                  "AS c FROM t")
+    assert "data.range-bound-past-key-type" not in case_features(_case_over(query, data))
+
+
+def _case_over(query, data: pa.Table):
+    from harness.cases.case import Case
+
+    return Case(id="t", description="", tags=(), schemas=(_schema(data),), tables={"t": data},
+                sql=write(query), query=query)
