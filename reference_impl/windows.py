@@ -18,11 +18,17 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
-from harness.core.errors import EvaluationError, HarnessError, InvalidInput
-from harness.core.functions import FunctionKind, FunctionSpec, is_order_sensitive, lookup
+from harness.core.errors import EvaluationError, HarnessError, InvalidInput, ReferenceGap
+from harness.core.functions import (
+    ARGUMENT_ORDERED_RANKING,
+    FunctionKind,
+    FunctionSpec,
+    is_order_sensitive,
+    lookup,
+)
 from harness.core.model import (
     Column,
     Expr,
@@ -53,13 +59,19 @@ from reference_impl.ordering import (
     SortedPartition,
     SortSpec,
     collation_keys,
+    compare_keys,
     sort_partition,
     sort_spec,
 )
 from reference_impl.relation import Field, Relation, Row
 from reference_impl.rewrite import Replacement, Rewrite, outer_children
 from reference_impl.values import row_key
-from reference_impl.window_functions import WINDOW_FUNCTIONS, WINDOW_FUNCTIONS_BY_RUNS, WindowCall
+from reference_impl.window_functions import (
+    WINDOW_FUNCTIONS,
+    WINDOW_FUNCTIONS_BY_RUNS,
+    WindowCall,
+    ranked_within_frame,
+)
 
 
 @dataclass(frozen=True)
@@ -263,6 +275,8 @@ def _evaluate(plan: WindowPlan, window: SortedWindow, rel: Relation, ctx: Contex
     kind = lookup(plan.func.name).kind
     if kind is FunctionKind.AGGREGATE:
         return _evaluate_aggregate(plan, window, frame, rel, ctx)
+    if kind is FunctionKind.WINDOW and plan.func.order_by and plan.func.name in ARGUMENT_ORDERED_RANKING:
+        return _evaluate_ranked_within_frame(plan, window, frame, rel, ctx)
     if kind is FunctionKind.WINDOW:
         return _evaluate_window_function(plan, window, frame, rel)
     raise EvaluationError(f"{plan.func.name}() is not a window or aggregate function")
@@ -317,6 +331,36 @@ def _evaluate_window_function(
         row_value = function if runs is None else by_runs
         for i, r in enumerate(part.rows):
             values[r] = row_value(w, i)  # type: ignore[misc]
+    return WindowResult(values, result_type)
+
+
+def _evaluate_ranked_within_frame(
+    plan: WindowPlan, window: SortedWindow, frame: FrameDef, rel: Relation, ctx: Context
+) -> WindowResult:
+    """`rank(ORDER BY x) OVER (...)` and its kin: each row ranked among the rows
+    of its frame by the function's own keys (`ranked_within_frame`). Where the
+    frame leaves the current row out (an offset, EXCLUDE), the extension does
+    not say where the row ranks: a gap."""
+    call, spec = plan.func, lookup(plan.func.name)
+    _check_clauses(replace(call, order_by=()), spec)
+    keys = [compile_expr(k.expr, rel) for k in call.order_by]
+    specs = [sort_spec(k, ctx.profile) for k in call.order_by]
+    args = [compile_expr(a, rel) for a in call.args]
+    result_type = spec.result(tuple(a.type for a in args))
+    values: list = [None] * len(rel.rows)
+    for n, part in enumerate(window.partitions):
+        rows = window.partition_rows(rel, n)
+        key_values = [tuple([k.fn(row) for k in keys]) for row in rows]
+        arg_values = [list(map(a.fn, rows)) for a in args]
+        for i, r in enumerate(part.rows):
+            positions = frame_positions(frame, part, i)
+            if i not in positions:
+                raise ReferenceGap(f"{call.name}() with an ORDER BY of its own, over a frame without "
+                                   "the current row: where the row ranks is not defined")
+            order = [compare_keys(key_values[p], key_values[i], specs) for p in positions]
+            before, peers = order.count(-1), order.count(0)
+            values[r] = ranked_within_frame(call.name, [a[i] for a in arg_values], before, peers,
+                                            len(positions))
     return WindowResult(values, result_type)
 
 

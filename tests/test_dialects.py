@@ -161,6 +161,9 @@ FEATURE_EXAMPLES: dict[Feature, tuple[str, str]] = {
         "SELECT id, lag(v, CAST(k AS INTEGER)) OVER (ORDER BY id ASC) AS x FROM t", "lag(v, CAST(k AS"),
     Feature.LAG_ROW_DEFAULT: (
         "SELECT id, lag(v, 1, id) OVER (ORDER BY id ASC) AS x FROM t", "lag(v, 1, id)"),
+    Feature.RANKING_ORDER_BY: (
+        "SELECT id, cume_dist(ORDER BY v ASC) OVER (PARTITION BY k ORDER BY id ASC) AS x FROM t",
+        "cume_dist(ORDER BY v"),
     Feature.LAG_NULL_OFFSET: (
         "SELECT id, lag(v, CAST(NULL AS INTEGER)) OVER (ORDER BY id ASC) AS x FROM t",
         "lag(v, CAST(NULL AS"),

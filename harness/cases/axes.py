@@ -72,6 +72,7 @@ FEATURE_ROWS: dict[str, tuple[str, ...]] = {
     Feature.LAG_ROW_OFFSET.value: ("modifier/lag or lead offset per row",),
     Feature.LAG_ROW_DEFAULT.value: ("modifier/lag or lead default per row",),
     Feature.LAG_NULL_OFFSET.value: ("modifier/lag or lead NULL offset",),
+    Feature.RANKING_ORDER_BY.value: ("modifier/ORDER BY inside a ranking function",),
 }
 DATA_ROWS = {"data.null": "data/NULL", "data.nan": "data/NaN", "data.infinity": "data/±Infinity",
              "data.negative-zero": "data/-0.0", "data.empty": "data/empty table"}

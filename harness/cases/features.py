@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from harness.core.dialect import Dialect, Feature
+from harness.core.functions import ARGUMENT_ORDERED_RANKING
 from harness.core.model import (
     BoundKind,
     Join,
@@ -66,6 +67,7 @@ EXPR_LEVEL = frozenset(f.value for f in (
     Feature.EXCLUDE, Feature.GROUPS_FRAME, Feature.DISTINCT_WINDOW_AGGREGATE,
     Feature.FILTER_WINDOW_AGGREGATE, Feature.IGNORE_NULLS, Feature.NTH_VALUE_FROM_LAST,
     Feature.ORDERED_AGGREGATE, Feature.NAMED_WINDOW, Feature.NAMED_WINDOW_REFINEMENT,
+    Feature.RANKING_ORDER_BY,
 ))
 
 
@@ -127,7 +129,8 @@ def expr_features(expr: WindowExpr, spec: WindowSpec,
         (func.filter is not None, Feature.FILTER_WINDOW_AGGREGATE),
         (func.null_treatment is not None, Feature.IGNORE_NULLS),
         (func.from_last is not None, Feature.NTH_VALUE_FROM_LAST),
-        (bool(func.order_by), Feature.ORDERED_AGGREGATE),
+        (bool(func.order_by) and func.name not in ARGUMENT_ORDERED_RANKING, Feature.ORDERED_AGGREGATE),
+        (bool(func.order_by) and func.name in ARGUMENT_ORDERED_RANKING, Feature.RANKING_ORDER_BY),
         (expr.window.base is not None, Feature.NAMED_WINDOW),
         (_refines(expr.window, windows), Feature.NAMED_WINDOW_REFINEMENT),
     ):

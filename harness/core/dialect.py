@@ -104,6 +104,10 @@ class Feature(Enum):
     LAG_ROW_OFFSET = "lag.row-offset"
     LAG_ROW_DEFAULT = "lag.row-default"
     LAG_NULL_OFFSET = "lag.null-offset"
+    # An ORDER BY inside a ranking or distribution function, `cume_dist(ORDER BY
+    # x) OVER (...)` (DuckDB's extension): the function is computed within the
+    # row's frame, ordered by its own keys instead of the window's.
+    RANKING_ORDER_BY = "ranking.order-by"
 
 
 ALL_FEATURES = frozenset(Feature)

@@ -281,6 +281,13 @@ def frame_is_whole_partition(frame: object) -> bool:
     )
 
 
+# Ranking and distribution functions that take an ORDER BY of their own
+# (`rank(ORDER BY x) OVER (...)`, DuckDB's extension, `Feature.RANKING_ORDER_BY`):
+# the function is computed over the row's frame, ordered by its own keys instead
+# of the window's. DuckDB 2.0 refuses it on dense_rank.
+ARGUMENT_ORDERED_RANKING = frozenset({"row_number", "rank", "percent_rank", "cume_dist", "ntile"})
+
+
 def is_order_sensitive(call: object, frame: object, has_order_by: bool) -> bool:
     """Can this window call's value change with the order of peers?
 
@@ -294,8 +301,11 @@ def is_order_sensitive(call: object, frame: object, has_order_by: bool) -> bool:
 
     assert isinstance(call, FuncCall)
     spec = lookup(call.name)
-    if spec.order_sensitive or spec.ordered_aggregate:
+    # A ranking function with its own ORDER BY reads its frame as an aggregate
+    # does (ties of its own keys are the reference's gap, never a peer order).
+    ranks_its_frame = bool(call.order_by) and call.name in ARGUMENT_ORDERED_RANKING
+    if (spec.order_sensitive and not ranks_its_frame) or spec.ordered_aggregate:
         return True
-    if spec.kind is not FunctionKind.AGGREGATE or frame is None:
+    if (spec.kind is not FunctionKind.AGGREGATE and not ranks_its_frame) or frame is None:
         return False
     return frame.mode is FrameMode.ROWS and not frame_is_whole_partition(frame)  # type: ignore[attr-defined]

@@ -112,7 +112,10 @@ def _spelled(ctx: Context, offset: Expr) -> Expr:
     if chance(ctx.rng, 0.3):
         return Literal(n, INT64)  # a typed literal, not the type a bare n is read as
     a = ctx.rng.randint(0, n)
-    return BinaryOp(BinaryOperator.ADD, integer(a), integer(n - a))
+    # Past the largest INTEGER (Swarm.EXTREME_OFFSETS) two INTEGER literals would
+    # overflow in their own type: the first is then a BIGINT, so the sum is one.
+    first = Literal(a, INT64) if n > 2**31 - 1 else integer(a)
+    return BinaryOp(BinaryOperator.ADD, first, integer(n - a))
 
 
 def count_offset(ctx: Context) -> Literal:

@@ -32,6 +32,8 @@ from harness.core.semantics import (
 from harness.core.types import SqlType, TypeKind
 
 UNSUPPORTED = frozenset({
+    # `rank(ORDER BY x) OVER ()`: 'ParserError("Expected: ), found: BY")' (55).
+    Feature.RANKING_ORDER_BY,
     # `7 // 2`: "This feature is not implemented: Operator DIV is not yet
     # supported"; `7 DIV 2` and div(7, 2) do not parse or exist either (55.2).
     Feature.INT_DIV_OPERATOR,
