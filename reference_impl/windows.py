@@ -19,13 +19,14 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import partial
+from functools import cmp_to_key, partial
 
 from harness.core.errors import EvaluationError, HarnessError, InvalidInput, ReferenceGap
 from harness.core.functions import (
     ARGUMENT_ORDERED_RANKING,
     FunctionKind,
     FunctionSpec,
+    frame_is_whole_partition,
     is_order_sensitive,
     lookup,
 )
@@ -348,10 +349,16 @@ def _evaluate_ranked_within_frame(
     args = [compile_expr(a, rel) for a in call.args]
     result_type = spec.result(tuple(a.type for a in args))
     values: list = [None] * len(rel.rows)
+    whole = frame_is_whole_partition(plan.spec.frame) or (plan.spec.frame is None and not plan.spec.order_by)
     for n, part in enumerate(window.partitions):
         rows = window.partition_rows(rel, n)
         key_values = [tuple([k.fn(row) for k in keys]) for row in rows]
         arg_values = [list(map(a.fn, rows)) for a in args]
+        if whole:  # every frame is the partition: one sort ranks all its rows
+            for i, (before, peers) in _ranks_in_partition(key_values, specs).items():
+                values[part.rows[i]] = ranked_within_frame(call.name, [a[i] for a in arg_values], before,
+                                                           peers, len(rows))
+            continue
         for i, r in enumerate(part.rows):
             positions = frame_positions(frame, part, i)
             if i not in positions:
@@ -362,6 +369,22 @@ def _evaluate_ranked_within_frame(
             values[r] = ranked_within_frame(call.name, [a[i] for a in arg_values], before, peers,
                                             len(positions))
     return WindowResult(values, result_type)
+
+
+def _ranks_in_partition(keys: list[tuple], specs: list[SortSpec]) -> dict[int, tuple[int, int]]:
+    """For each position: how many rows sort before it by `keys`, and how many
+    tie with it (itself included)."""
+    order = sorted(range(len(keys)), key=cmp_to_key(lambda a, b: compare_keys(keys[a], keys[b], specs)))
+    out: dict[int, tuple[int, int]] = {}
+    start = 0
+    while start < len(order):
+        end = start + 1
+        while end < len(order) and compare_keys(keys[order[end]], keys[order[start]], specs) == 0:
+            end += 1
+        for p in order[start:end]:
+            out[p] = (start, end - start)
+        start = end
+    return out
 
 
 def _runs_or_none(runs_of: Callable[[int], PartitionRuns], n: int) -> PartitionRuns | None:

@@ -323,3 +323,21 @@ def test_a_row_with_two_candidates_pins_no_column():
     plan, oracle, right = _derived([1, 2], [1, 2], [1.0, 5.0])
     outcome = _judge(plan, oracle, _replace(right, 1, [1, 3]))
     assert outcome.verdict is Verdict.MISMATCH and outcome.column is None
+
+
+def test_the_baseline_explains_a_pinned_difference_inside_a_derived_table():
+    """The pin is what lets a reviewed entry about one function and one wrong value
+    (`engine 0.0, expected nan`) explain the mismatch of a query over a subquery."""
+    from harness.baseline.known import Observation, load_baseline
+    from harness.cases.case import Case
+    from harness.judge.facts import Facts
+
+    plan, oracle, right = _derived([1, 2, 3], [1, 2, 2], [math.inf, 1.0, 3.0])
+    outcome = _judge(plan, oracle, _replace(right, 2, [0.0, 1.0, 1.0]))
+    tables = {"t": pa.table({"id": [1, 2, 3], "k": [1, 2, 2], "v": [math.inf, 1.0, 3.0]})}
+    case = Case(id="diff/x", description="", tags=(), schemas=(), tables=tables, sql=DERIVED_SQL,
+                query=parse(DERIVED_SQL))
+    facts = Facts(column=outcome.column, difference=outcome.difference)
+    seen = Observation("diff/x", "duckdb", "mismatch", outcome.detail, "2.0.1", case, facts=facts)
+    entry = load_baseline().explain(seen)
+    assert entry is not None and entry.id == "duckdb-variance-of-one-nonfinite-is-zero"

@@ -382,3 +382,16 @@ def test_an_offset_past_integer_spelled_as_a_sum_is_a_bigint_sum() -> None:
             sums += isinstance(spelled, BinaryOp)
             assert offset_value(spelled) == n, spelled
     assert sums
+
+
+@pytest.mark.parametrize("func", ["rank()", "cume_dist()", "percent_rank()", "row_number()", "ntile(3)"])
+def test_one_sort_per_partition_agrees_with_frame_by_frame(func: str) -> None:
+    # OVER () takes the one-sort path; a GROUPS frame wider than the table holds the
+    # same rows but is ranked frame by frame.
+    data = table(id=("bigint", list(range(1, 9))), p=("bigint", [1, 2, 1, 2, 1, 1, 2, 1]),
+                 x=("bigint", [5, None, 3, 5, 1, None, 5, 3]))
+    call = func.replace("()", "(ORDER BY x DESC NULLS FIRST, id)").replace("(3)", "(3 ORDER BY x, id)")
+    fast = parse(f"SELECT id, {call} OVER (PARTITION BY p) AS r FROM t")
+    slow = parse(f"SELECT id, {call} OVER (PARTITION BY p ORDER BY id GROUPS BETWEEN 100 PRECEDING "
+                 "AND 100 FOLLOWING) AS r FROM t")
+    assert evaluate(fast, {"t": data}).table == evaluate(slow, {"t": data}).table
