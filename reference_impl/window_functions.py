@@ -83,15 +83,41 @@ def cume_dist(w: WindowCall, i: int) -> float:
 
 def ntile(w: WindowCall, i: int) -> int | None:
     buckets = _positive_count(w.args[0][i], "ntile")
-    if buckets is None:
-        return None
+    return None if buckets is None else ntile_bucket(i, w.part.size, buckets)
+
+
+def ntile_bucket(i: int, rows: int, buckets: int) -> int:
+    """The bucket (from 1) of position i (from 0) among `rows` rows."""
     # The first `rows % buckets` buckets hold one row more than the others; with
     # more buckets than rows, every row is a bucket of its own.
-    small, extra = divmod(w.part.size, buckets)
+    small, extra = divmod(rows, buckets)
     large_rows = extra * (small + 1)
     if i < large_rows:
         return i // (small + 1) + 1
     return extra + (i - large_rows) // small + 1
+
+
+def ranked_within_frame(name: str, args: list[object], before: int, peers: int, size: int) -> object:
+    """A ranking function with an ORDER BY of its own (DuckDB's extension,
+    "computed within the frame using the provided ordering instead of the frame
+    ordering"), for a row whose frame holds `size` rows, of which `before` come
+    before it by the function's keys and `peers` (itself included) tie with it:
+    rank = before + 1; percent_rank = before / (size - 1), 0 for one row;
+    cume_dist = (before + peers) / size; row_number and ntile place the row at
+    position `before` of the frame, which only a row without ties determines."""
+    if name == "rank":
+        return before + 1
+    if name == "percent_rank":
+        return 0.0 if size == 1 else before / (size - 1)
+    if name == "cume_dist":
+        return (before + peers) / size
+    if peers > 1:
+        raise ReferenceGap(f"{name}() over rows its own ORDER BY leaves tied: their order is not determined")
+    if name == "row_number":
+        return before + 1
+    assert name == "ntile"
+    buckets = _positive_count(args[0], "ntile")
+    return None if buckets is None else ntile_bucket(before, size, buckets)
 
 
 def _positive_count(value: object, name: str) -> int | None:

@@ -18,11 +18,18 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from functools import partial
+from dataclasses import dataclass, field, replace
+from functools import cmp_to_key, partial
 
-from harness.core.errors import EvaluationError, HarnessError, InvalidInput
-from harness.core.functions import FunctionKind, FunctionSpec, depends_on_peer_order, lookup
+from harness.core.errors import EvaluationError, HarnessError, InvalidInput, ReferenceGap
+from harness.core.functions import (
+    ARGUMENT_ORDERED_RANKING,
+    FunctionKind,
+    FunctionSpec,
+    depends_on_peer_order,
+    frame_is_whole_partition,
+    lookup,
+)
 from harness.core.model import (
     Column,
     Expr,
@@ -53,13 +60,19 @@ from reference_impl.ordering import (
     SortedPartition,
     SortSpec,
     collation_keys,
+    compare_keys,
     sort_partition,
     sort_spec,
 )
 from reference_impl.relation import Field, Relation, Row
 from reference_impl.rewrite import Replacement, Rewrite, outer_children
 from reference_impl.values import row_key
-from reference_impl.window_functions import WINDOW_FUNCTIONS, WINDOW_FUNCTIONS_BY_RUNS, WindowCall
+from reference_impl.window_functions import (
+    WINDOW_FUNCTIONS,
+    WINDOW_FUNCTIONS_BY_RUNS,
+    WindowCall,
+    ranked_within_frame,
+)
 
 
 @dataclass(frozen=True)
@@ -270,6 +283,8 @@ def _evaluate(plan: WindowPlan, window: SortedWindow, rel: Relation, ctx: Contex
     kind = lookup(plan.func.name).kind
     if kind is FunctionKind.AGGREGATE:
         return _evaluate_aggregate(plan, window, frame, rel, ctx)
+    if kind is FunctionKind.WINDOW and plan.func.order_by and plan.func.name in ARGUMENT_ORDERED_RANKING:
+        return _evaluate_ranked_within_frame(plan, window, frame, rel, ctx)
     if kind is FunctionKind.WINDOW:
         return _evaluate_window_function(plan, window, frame, rel)
     raise EvaluationError(f"{plan.func.name}() is not a window or aggregate function")
@@ -325,6 +340,58 @@ def _evaluate_window_function(
         for i, r in enumerate(part.rows):
             values[r] = row_value(w, i)  # type: ignore[misc]
     return WindowResult(values, result_type)
+
+
+def _evaluate_ranked_within_frame(
+    plan: WindowPlan, window: SortedWindow, frame: FrameDef, rel: Relation, ctx: Context
+) -> WindowResult:
+    """`rank(ORDER BY x) OVER (...)` and its kin: each row ranked among the rows
+    of its frame by the function's own keys (`ranked_within_frame`). Where the
+    frame leaves the current row out (an offset, EXCLUDE), the extension does
+    not say where the row ranks: a gap."""
+    call, spec = plan.func, lookup(plan.func.name)
+    _check_clauses(replace(call, order_by=()), spec)
+    keys = [compile_expr(k.expr, rel) for k in call.order_by]
+    specs = [sort_spec(k, ctx.profile) for k in call.order_by]
+    args = [compile_expr(a, rel) for a in call.args]
+    result_type = spec.result(tuple(a.type for a in args))
+    values: list = [None] * len(rel.rows)
+    whole = frame_is_whole_partition(plan.spec.frame) or (plan.spec.frame is None and not plan.spec.order_by)
+    for n, part in enumerate(window.partitions):
+        rows = window.partition_rows(rel, n)
+        key_values = [tuple([k.fn(row) for k in keys]) for row in rows]
+        arg_values = [list(map(a.fn, rows)) for a in args]
+        if whole:  # every frame is the partition: one sort ranks all its rows
+            for i, (before, peers) in _ranks_in_partition(key_values, specs).items():
+                values[part.rows[i]] = ranked_within_frame(call.name, [a[i] for a in arg_values], before,
+                                                           peers, len(rows))
+            continue
+        for i, r in enumerate(part.rows):
+            positions = frame_positions(frame, part, i)
+            if i not in positions:
+                raise ReferenceGap(f"{call.name}() with an ORDER BY of its own, over a frame without "
+                                   "the current row: where the row ranks is not defined")
+            order = [compare_keys(key_values[p], key_values[i], specs) for p in positions]
+            before, peers = order.count(-1), order.count(0)
+            values[r] = ranked_within_frame(call.name, [a[i] for a in arg_values], before, peers,
+                                            len(positions))
+    return WindowResult(values, result_type)
+
+
+def _ranks_in_partition(keys: list[tuple], specs: list[SortSpec]) -> dict[int, tuple[int, int]]:
+    """For each position: how many rows sort before it by `keys`, and how many
+    tie with it (itself included)."""
+    order = sorted(range(len(keys)), key=cmp_to_key(lambda a, b: compare_keys(keys[a], keys[b], specs)))
+    out: dict[int, tuple[int, int]] = {}
+    start = 0
+    while start < len(order):
+        end = start + 1
+        while end < len(order) and compare_keys(keys[order[end]], keys[order[start]], specs) == 0:
+            end += 1
+        for p in order[start:end]:
+            out[p] = (start, end - start)
+        start = end
+    return out
 
 
 def _runs_or_none(runs_of: Callable[[int], PartitionRuns], n: int) -> PartitionRuns | None:

@@ -446,3 +446,53 @@ def test_a_subquery_without_windows_does_not_stop_the_split_search_one_with_them
                           "(PARTITION BY g ORDER BY k ASC NULLS LAST) AS r FROM t) AS s) AS m FROM t", data)
     answer = _without_witness(plan, oracle.evaluate(_shuffled(6)).table)
     assert _judge(plan, oracle, _wrong_cell(answer, 1, 2, 20)).verdict is not Verdict.MATCH
+
+
+# -- rows without row ids (a derived table) are pinned when their counterpart is certain ------
+
+DERIVED_SQL = ("SELECT id, k, f FROM (SELECT id, k, var_pop(v) OVER (PARTITION BY k) AS f FROM t) AS q "
+               "ORDER BY id ASC NULLS LAST")
+
+
+def _derived(ids: list, ks: list, vs: list):
+    plan, oracle = _setup(DERIVED_SQL, {"id": ids, "k": ks, "v": vs}, {"v": pa.float64()})
+    assert plan.rowid_column is None  # rows are matched as a bag
+    return plan, oracle, oracle.evaluate().table
+
+
+def test_a_wrong_float_in_a_derived_table_is_pinned_on_its_column():
+    # k = 1 holds one infinite value: var_pop is inf - inf = NaN; k = 2: {1, 3} -> 1.
+    plan, oracle, right = _derived([1, 2, 3], [1, 2, 2], [math.inf, 1.0, 3.0])
+    assert math.isnan(right.column(2)[0].as_py())
+    outcome = _judge(plan, oracle, _replace(right, 2, [0.0, 1.0, 1.0]))
+    assert outcome.verdict is Verdict.MISMATCH
+    assert outcome.column == "f" and outcome.difference == "engine 0.0, expected nan"
+
+
+def test_a_row_with_two_candidates_pins_no_column():
+    # Two expected rows share (id, k): which one the engine's row stands for is not certain.
+    plan, oracle, right = _derived([1, 1], [1, 1], [1.0, 5.0])
+    outcome = _judge(plan, oracle, _replace(right, 2, [7.0, 7.0]))
+    assert outcome.verdict is Verdict.MISMATCH and outcome.column is None
+    # A wrong exact value leaves no expected row with the row's other values: no pin either.
+    plan, oracle, right = _derived([1, 2], [1, 2], [1.0, 5.0])
+    outcome = _judge(plan, oracle, _replace(right, 1, [1, 3]))
+    assert outcome.verdict is Verdict.MISMATCH and outcome.column is None
+
+
+def test_the_baseline_explains_a_pinned_difference_inside_a_derived_table():
+    """The pin is what lets a reviewed entry about one function and one wrong value
+    (`engine 0.0, expected nan`) explain the mismatch of a query over a subquery."""
+    from harness.baseline.known import Observation, load_baseline
+    from harness.cases.case import Case
+    from harness.judge.facts import Facts
+
+    plan, oracle, right = _derived([1, 2, 3], [1, 2, 2], [math.inf, 1.0, 3.0])
+    outcome = _judge(plan, oracle, _replace(right, 2, [0.0, 1.0, 1.0]))
+    tables = {"t": pa.table({"id": [1, 2, 3], "k": [1, 2, 2], "v": [math.inf, 1.0, 3.0]})}
+    case = Case(id="diff/x", description="", tags=(), schemas=(), tables=tables, sql=DERIVED_SQL,
+                query=parse(DERIVED_SQL))
+    facts = Facts(column=outcome.column, difference=outcome.difference)
+    seen = Observation("diff/x", "duckdb", "mismatch", outcome.detail, "2.0.1", case, facts=facts)
+    entry = load_baseline().explain(seen)
+    assert entry is not None and entry.id == "duckdb-variance-of-one-nonfinite-is-zero"

@@ -153,6 +153,20 @@ FEATURE_EXAMPLES: dict[Feature, tuple[str, str]] = {
     Feature.WITHIN_GROUP_WINDOW: (
         "SELECT id, percentile_cont(5E-1) WITHIN GROUP (ORDER BY v ASC) OVER (PARTITION BY k) AS x "
         "FROM t", "WITHIN GROUP (ORDER BY v ASC) OVER"),
+    Feature.OFFSET_BEYOND_INT: (
+        "SELECT id, count(*) OVER (ORDER BY id ASC ROWS BETWEEN 2147483648 PRECEDING AND CURRENT ROW) "
+        "AS x FROM t", "2147483648 PRECEDING"),
+    # An INTEGER offset: PostgreSQL has lag(anyelement, integer) only.
+    Feature.LAG_ROW_OFFSET: (
+        "SELECT id, lag(v, CAST(k AS INTEGER)) OVER (ORDER BY id ASC) AS x FROM t", "lag(v, CAST(k AS"),
+    Feature.LAG_ROW_DEFAULT: (
+        "SELECT id, lag(v, 1, id) OVER (ORDER BY id ASC) AS x FROM t", "lag(v, 1, id)"),
+    Feature.RANKING_ORDER_BY: (
+        "SELECT id, cume_dist(ORDER BY v ASC) OVER (PARTITION BY k ORDER BY id ASC) AS x FROM t",
+        "cume_dist(ORDER BY v"),
+    Feature.LAG_NULL_OFFSET: (
+        "SELECT id, lag(v, CAST(NULL AS INTEGER)) OVER (ORDER BY id ASC) AS x FROM t",
+        "lag(v, CAST(NULL AS"),
 }
 
 

@@ -65,7 +65,6 @@ PEER_ORDER = "peer order differs between windows (by design)"
 RELIES_ON: dict[str, frozenset[str]] = {
     "duckdb": frozenset({
         "duckdb-range-bound-overflows-key-type",     # seed 0/9
-        "duckdb-variance-of-one-nonfinite-is-zero",  # 0/50, 0/109
         "duckdb-corr-slope-nan-at-zero-variance",    # 0/90, 0/92, 0/171 (over a derived table)
         "duckdb-groups-without-order-by",            # 0/160
     }),

@@ -70,6 +70,11 @@ FEATURE_ROWS: dict[str, tuple[str, ...]] = {
     Feature.FULL_JOIN.value: ("operator/full-join",),
     Feature.INTERVAL_LITERAL.value: ("data/INTERVAL literal",),
     Feature.NAN_LITERAL.value: ("data/NaN",),
+    Feature.OFFSET_BEYOND_INT.value: ("frame bound/offset past INTEGER (near 2^63)",),
+    Feature.LAG_ROW_OFFSET.value: ("modifier/lag or lead offset per row",),
+    Feature.LAG_ROW_DEFAULT.value: ("modifier/lag or lead default per row",),
+    Feature.LAG_NULL_OFFSET.value: ("modifier/lag or lead NULL offset",),
+    Feature.RANKING_ORDER_BY.value: ("modifier/ORDER BY inside a ranking function",),
 }
 SHAPE_ROWS = {
     "shape.top-n": "query shape/top-N filter over a derived table",

@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from harness.core.dialect import Dialect, Feature
+from harness.core.functions import ARGUMENT_ORDERED_RANKING
 from harness.core.model import (
     COMPARISONS,
     BinaryOp,
@@ -61,7 +62,10 @@ FRAME_MODES = ("rows", "range", "groups", "default")
 EXCLUSIONS = ("no-others", "current-row", "group", "ties")
 OPERATORS = ("where", "join", "left-join", "full-join", "cross-join", "group-by", "having",
              "subquery", "order-by", "limit", "distinct", "union", "with")
-DATA = ("null", "nan", "infinity", "negative-zero", "empty")
+DATA = ("null", "nan", "infinity", "negative-zero", "empty",
+        # a RANGE offset frame over an integer key whose bound (key +- offset) lies
+        # past the key's type for some key of the data: compared, never stored
+        "range-bound-past-key-type")
 SHAPES = ("top-n", "qualify", "top-n-siblings", "limit-lookahead", "over-union",
           "shared-partition-prefix")
 WINDOW_KEYS = ("order-null", "order-constant", "order-partition-key", "expression-key",
@@ -86,6 +90,7 @@ EXPR_LEVEL = frozenset(f.value for f in (
     Feature.EXCLUDE, Feature.GROUPS_FRAME, Feature.DISTINCT_WINDOW_AGGREGATE,
     Feature.FILTER_WINDOW_AGGREGATE, Feature.IGNORE_NULLS, Feature.NTH_VALUE_FROM_LAST,
     Feature.ORDERED_AGGREGATE, Feature.NAMED_WINDOW, Feature.NAMED_WINDOW_REFINEMENT,
+    Feature.RANKING_ORDER_BY,
 ))
 
 
@@ -148,7 +153,8 @@ def expr_features(expr: WindowExpr, spec: WindowSpec,
         (func.filter is not None, Feature.FILTER_WINDOW_AGGREGATE),
         (func.null_treatment is not None, Feature.IGNORE_NULLS),
         (func.from_last is not None, Feature.NTH_VALUE_FROM_LAST),
-        (bool(func.order_by), Feature.ORDERED_AGGREGATE),
+        (bool(func.order_by) and func.name not in ARGUMENT_ORDERED_RANKING, Feature.ORDERED_AGGREGATE),
+        (bool(func.order_by) and func.name in ARGUMENT_ORDERED_RANKING, Feature.RANKING_ORDER_BY),
         (expr.window.base is not None, Feature.NAMED_WINDOW),
         (_refines(expr.window, windows), Feature.NAMED_WINDOW_REFINEMENT),
     ):
@@ -337,8 +343,48 @@ def _float_features(column: pa.ChunkedArray) -> set[str]:
 def query_features(case) -> frozenset[str]:
     """What `case` exercises outside its window expressions: operators, shapes,
     data, and the dialect features that are not one expression's."""
-    return ((dialect_features(case.query) - EXPR_LEVEL) | operator_features(case.query)
-            | shape_features(case.query) | data_features(case.tables.values()))
+    out = ((dialect_features(case.query) - EXPR_LEVEL) | operator_features(case.query)
+           | shape_features(case.query) | data_features(case.tables.values()))
+    if _range_bound_past_key_type(case):
+        out |= {"data.range-bound-past-key-type"}
+    return out
+
+
+_INT_BITS = {pa.int8(): 8, pa.int16(): 16, pa.int32(): 32, pa.int64(): 64}
+
+
+def _range_bound_past_key_type(case) -> bool:
+    """Does a RANGE frame offset over an integer key (a column of that name in
+    some table of the case) reach past the key's type from the data's smallest
+    or largest key? (`k BIGINT = 2^63 - 1` with `1 FOLLOWING`, `k = 1` with
+    `9223372036854775807 FOLLOWING`.) By name: a derived table that renames a
+    column is not followed."""
+    from harness.core.model import Column, FrameMode
+    from harness.sql.frames import offset_value
+
+    for _, (_, spec) in window_expressions(case.query).items():
+        frame = spec.frame
+        if frame is None or frame.mode is not FrameMode.RANGE or len(spec.order_by) != 1:
+            continue
+        key = spec.order_by[0].expr
+        if not isinstance(key, Column):
+            continue
+        offsets = [offset_value(b.offset) for b in (frame.start, frame.end) if b.offset is not None]
+        offsets = [v for v in offsets if type(v) is int]
+        if not offsets:
+            continue
+        for table in case.tables.values():
+            if key.name not in table.column_names or table.column(key.name).type not in _INT_BITS:
+                continue
+            column = table.column(key.name)
+            bits = _INT_BITS[column.type]
+            low, high = pc.min(column).as_py(), pc.max(column).as_py()
+            if low is None:
+                continue
+            largest = max(offsets)
+            if high + largest > 2 ** (bits - 1) - 1 or low - largest < -(2 ** (bits - 1)):
+                return True
+    return False
 
 
 def case_features(case) -> frozenset[str]:

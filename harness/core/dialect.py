@@ -94,6 +94,20 @@ class Feature(Enum):
     # GROUP (ORDER BY x) OVER (...). PostgreSQL 15: "OVER is not supported for
     # ordered-set aggregate percentile_cont".
     WITHIN_GROUP_WINDOW = "aggregate.within-group-over"
+    # A ROWS or GROUPS frame offset, or a lag/lead offset, past the largest
+    # INTEGER (`ROWS BETWEEN 9223372036854775807 PRECEDING ...`, `lag(x,
+    # 2147483648)`): Spark takes INT offsets only.
+    OFFSET_BEYOND_INT = "offset.beyond-int"
+    # lag/lead offsets and defaults that are not constants: `lag(x, k % 3)`
+    # (an offset per row), `lag(x, 1, y)` (a default per row), and
+    # `lag(x, CAST(NULL AS BIGINT))` (the result is NULL, as the offset is).
+    LAG_ROW_OFFSET = "lag.row-offset"
+    LAG_ROW_DEFAULT = "lag.row-default"
+    LAG_NULL_OFFSET = "lag.null-offset"
+    # An ORDER BY inside a ranking or distribution function, `cume_dist(ORDER BY
+    # x) OVER (...)` (DuckDB's extension): the function is computed within the
+    # row's frame, ordered by its own keys instead of the window's.
+    RANKING_ORDER_BY = "ranking.order-by"
 
 
 ALL_FEATURES = frozenset(Feature)

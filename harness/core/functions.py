@@ -281,6 +281,13 @@ def frame_is_whole_partition(frame: object) -> bool:
     )
 
 
+# Ranking and distribution functions that take an ORDER BY of their own
+# (`rank(ORDER BY x) OVER (...)`, DuckDB's extension, `Feature.RANKING_ORDER_BY`):
+# the function is computed over the row's frame, ordered by its own keys instead
+# of the window's. DuckDB 2.0 refuses it on dense_rank.
+ARGUMENT_ORDERED_RANKING = frozenset({"row_number", "rank", "percent_rank", "cume_dist", "ntile"})
+
+
 def _sorted_by_its_value(call: object) -> bool:
     """An aggregate's own ORDER BY whose first key is its argument, the other
     arguments constants (string_agg's separator): the value it gives does not
@@ -307,9 +314,12 @@ def is_order_sensitive(call: object, frame: object, has_order_by: bool) -> bool:
 
     assert isinstance(call, FuncCall)
     spec = lookup(call.name)
-    if spec.order_sensitive or spec.ordered_aggregate:
+    # A ranking function with its own ORDER BY reads its frame as an aggregate
+    # does (ties of its own keys are the reference's gap, never a peer order).
+    ranks_its_frame = bool(call.order_by) and call.name in ARGUMENT_ORDERED_RANKING
+    if (spec.order_sensitive and not ranks_its_frame) or spec.ordered_aggregate:
         return True
-    return _frame_reads_positions(spec, frame)
+    return _frame_reads_positions(spec, frame, ranks_its_frame)
 
 
 def depends_on_peer_order(call: object, frame: object, has_order_by: bool) -> bool:
@@ -328,9 +338,9 @@ def depends_on_peer_order(call: object, frame: object, has_order_by: bool) -> bo
     return is_order_sensitive(call, frame, has_order_by)
 
 
-def _frame_reads_positions(spec: FunctionSpec, frame: object) -> bool:
+def _frame_reads_positions(spec: FunctionSpec, frame: object, ranks_its_frame: bool = False) -> bool:
     from harness.core.model import FrameMode
 
-    if spec.kind is not FunctionKind.AGGREGATE or frame is None:
+    if (spec.kind is not FunctionKind.AGGREGATE and not ranks_its_frame) or frame is None:
         return False
     return frame.mode is FrameMode.ROWS and not frame_is_whole_partition(frame)  # type: ignore[attr-defined]

@@ -16,7 +16,17 @@ from collections.abc import Callable
 from harness.core import types as T
 from harness.core.errors import HarnessError
 from harness.core.functions import FUNCTIONS, FunctionKind, FunctionSpec
-from harness.core.model import Expr, FuncCall, Literal, NullsOrder, NullTreatment, SortKey, Star
+from harness.core.model import (
+    BinaryOp,
+    BinaryOperator,
+    Expr,
+    FuncCall,
+    Literal,
+    NullsOrder,
+    NullTreatment,
+    SortKey,
+    Star,
+)
 from harness.core.types import SqlType, TypeKind
 from harness.generate.context import (
     Context,
@@ -156,17 +166,46 @@ def _ntile_args(ctx: Context) -> tuple[Expr, ...]:
 
 
 def _offset_args(ctx: Context) -> tuple[Expr, ...] | None:
-    """lag/lead: a column, maybe an offset (0 or more), maybe a default of its type."""
+    """lag/lead: a column, maybe an offset (0 or more), maybe a default of its
+    type. The offset is sometimes past the largest INTEGER (near 2^63), a NULL,
+    or read from the row (`k`, `k % 3`: negative ones look the other way), and
+    the default sometimes a column of the value's type, when the swarm allows."""
     column = column_of(ctx)
     if column is None:
         return None
     arity = ctx.rng.choice((1, 2, 3))
     args: list[Expr] = [column.expr]
     if arity >= 2:
-        args.append(small_count(ctx, 0))
+        args.append(_lag_offset(ctx))
     if arity == 3:
-        args.append(random_literal(ctx, column.type, null_chance=0.2))
+        same = column_of(ctx, lambda t: t == column.type) if ctx.flag(Swarm.ROW_OFFSETS, 0.3) else None
+        args.append(same.expr if same is not None else random_literal(ctx, column.type, null_chance=0.2))
     return tuple(args)
+
+
+# Offsets at the edges of the integer types: past every partition, and past
+# what a 32-bit or 64-bit position plus the offset holds.
+EXTREME_COUNTS = (2**31 - 1, 2**31, 2**32, 2**62, 2**63 - 2, 2**63 - 1)
+
+
+def extreme_count(ctx: Context) -> Literal:
+    """An offset near 2^31 or 2^63 (2^63 - 1 most often). Simpler means 2^31 - 1."""
+    return integer(weighted(ctx.rng, tuple((n, 3 if n == 2**63 - 1 else 1) for n in EXTREME_COUNTS)))
+
+
+def _lag_offset(ctx: Context) -> Expr:
+    """A lag/lead offset: mostly `small_count`; near 2^63, NULL, or per row
+    (an integer column, or it modulo 3) when the swarm allows."""
+    if ctx.flag(Swarm.EXTREME_OFFSETS, 0.2):
+        return extreme_count(ctx)
+    if ctx.flag(Swarm.ROW_OFFSETS, 0.4):
+        column = column_of(ctx, lambda t: t.is_integer and t.kind is not TypeKind.INT128)
+        if column is None or chance(ctx.rng, 0.2):
+            return Literal(None, T.INT64)
+        if chance(ctx.rng, 0.5):
+            return column.expr
+        return BinaryOp(BinaryOperator.MOD, column.expr, integer(3))
+    return small_count(ctx, 0)
 
 
 def _nth_value_args(ctx: Context) -> tuple[Expr, ...] | None:

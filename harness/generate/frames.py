@@ -30,6 +30,7 @@ from harness.core.model import (
     SortKey,
 )
 from harness.core.types import INT64, SqlType, TypeKind
+from harness.generate.calls import extreme_count
 from harness.generate.context import Context, integer, is_range_key
 from harness.generate.draws import chance, weighted
 from harness.generate.swarm import Swarm
@@ -111,17 +112,33 @@ def _spelled(ctx: Context, offset: Expr) -> Expr:
     if chance(ctx.rng, 0.3):
         return Literal(n, INT64)  # a typed literal, not the type a bare n is read as
     a = ctx.rng.randint(0, n)
-    return BinaryOp(BinaryOperator.ADD, integer(a), integer(n - a))
+    # Past the largest INTEGER (Swarm.EXTREME_OFFSETS) two INTEGER literals would
+    # overflow in their own type: the first is then a BIGINT, so the sum is one.
+    first = Literal(a, INT64) if n > 2**31 - 1 else integer(a)
+    return BinaryOp(BinaryOperator.ADD, first, integer(n - a))
 
 
 def count_offset(ctx: Context) -> Literal:
-    """A ROWS/GROUPS offset: 0, small, or larger than every generated partition.
-    Simpler means 0."""
+    """A ROWS/GROUPS offset: 0, small, or larger than every generated partition;
+    near 2^31 or 2^63 sometimes when the swarm allows. Simpler means 0."""
+    if ctx.flag(Swarm.EXTREME_OFFSETS, 0.15):
+        return extreme_count(ctx)
     return integer(weighted(ctx.rng, ((0, 3), (1, 4), (2, 3), (3, 2), (5, 1), (100, 1))))
+
+
+def _extreme_range_offset(ctx: Context, t: SqlType) -> Literal:
+    """A RANGE offset over an integer key near the key type's largest value, or
+    2^63 - 1: key +- offset then lies outside the key's type (and BIGINT's), which
+    the frame only compares with, never stores."""
+    top = {TypeKind.INT8: 2**7 - 1, TypeKind.INT16: 2**15 - 1, TypeKind.INT32: 2**31 - 1}
+    largest = top.get(t.kind, 2**63 - 1)
+    return integer(ctx.rng.choice((largest, largest - 1, 2**63 - 1)))
 
 
 def range_offset(ctx: Context, t: SqlType) -> Expr:
     """A finite, non-negative RANGE offset for a key of type `t`. Simpler means 0."""
+    if t.is_integer and t.kind is not TypeKind.INT128 and ctx.flag(Swarm.EXTREME_OFFSETS, 0.15):
+        return _extreme_range_offset(ctx, t)
     if t.is_integer:
         return integer(weighted(ctx.rng, ((0, 2), (1, 4), (2, 3), (3, 2), (5, 1), (10, 1), (100, 1))))
     if t.kind is TypeKind.DECIMAL:

@@ -38,6 +38,8 @@ from harness.core.model import (
     Frame,
     FrameMode,
     FuncCall,
+    Interval,
+    IntervalUnit,
     Literal,
     NamedWindow,
     Select,
@@ -162,18 +164,41 @@ def _negative_offset(spec: WindowSpec) -> Frame:
 
 
 def _negative_range_offset(query: Select, rng: Random, case: Case) -> Select | None:
-    """RANGE BETWEEN CURRENT ROW AND -1 FOLLOWING over one numeric key (over a
-    date or timestamp key the offset would be invalid for its type first)."""
-    kinds = {c.name: c.type.is_numeric for s in case.schemas for c in s.columns}
-    numeric = {name for name, is_numeric in kinds.items() if is_numeric}
+    """RANGE BETWEEN CURRENT ROW AND -1 FOLLOWING over one numeric key, or a
+    negative INTERVAL (INTERVAL '-1' DAY FOLLOWING, '-2' MONTH PRECEDING...) over
+    one date or timestamp key (an integer offset would be invalid for its type first)."""
+    types = {c.name: c.type for s in case.schemas for c in s.columns}
 
     def make(spec: WindowSpec) -> Frame | None:
         keys = [k.expr for k in spec.order_by]
-        if len(keys) != 1 or not (isinstance(keys[0], Column) and keys[0].name in numeric):
+        if len(keys) != 1 or not isinstance(keys[0], Column) or keys[0].name not in types:
             return None
-        return Frame(FrameMode.RANGE, CURRENT_ROW, following(_int(-1)))
+        t = types[keys[0].name]
+        if t.is_numeric:
+            return Frame(FrameMode.RANGE, CURRENT_ROW, following(_int(-1)))
+        if t.kind not in (TypeKind.DATE, TypeKind.TIMESTAMP):
+            return None
+        units = _NEGATIVE_UNITS[t.kind]
+        offset = Interval(-rng.choice((1, 1, 2, 30)), rng.choice(units))
+        if rng.random() < 0.5:
+            return Frame(FrameMode.RANGE, CURRENT_ROW, following(offset))
+        return Frame(FrameMode.RANGE, preceding(offset), CURRENT_ROW)
 
     return _with_frame(make, data=True)(query, rng, case)
+
+
+_NEGATIVE_UNITS = {
+    TypeKind.DATE: (IntervalUnit.DAY, IntervalUnit.MONTH, IntervalUnit.YEAR),
+    TypeKind.TIMESTAMP: (IntervalUnit.DAY, IntervalUnit.HOUR, IntervalUnit.SECOND, IntervalUnit.MONTH),
+}
+
+
+def _null_offset(spec: WindowSpec) -> Frame:
+    """ROWS (or GROUPS) BETWEEN CAST(NULL AS BIGINT) PRECEDING AND CURRENT ROW: the
+    standard's data exception (invalid preceding or following size), like a
+    negative offset."""
+    mode = FrameMode.GROUPS if spec.order_by else FrameMode.ROWS
+    return Frame(mode, preceding(Literal(None, T.INT64)), CURRENT_ROW)
 
 
 def _range_offset_keys(spec: WindowSpec) -> Frame | None:
@@ -286,6 +311,7 @@ BREAKERS: dict[str, Breaker] = {
     "frame-bounds-reversed": _with_frame(_reversed, syntax=True),
     "negative-offset": _with_frame(_negative_offset, data=True),
     "negative-range-offset": _negative_range_offset,
+    "null-offset": _with_frame(_null_offset, data=True),
     "range-offset-keys": _with_frame(_range_offset_keys),
     "range-offset-key-type": _range_offset_key_type,
     "ntile-not-positive": _ntile_not_positive,

@@ -72,6 +72,13 @@ class Swarm(Enum):
     SHARED_PARTITIONS = "windows sharing PARTITION BY prefixes"
     UNION_SOURCE = "windows over UNION ALL"
     EXPRESSION_KEYS = "expressions as PARTITION BY/ORDER BY keys"
+    # issue 19, item 8: offsets near 2^63 (ROWS, GROUPS, RANGE over integer
+    # keys, lag/lead), and lag/lead offsets and defaults per row or NULL
+    EXTREME_OFFSETS = "offsets near 2^63"
+    ROW_OFFSETS = "per-row and NULL lag/lead offsets and defaults"
+    # issue 19, item 8: `cume_dist(ORDER BY x) OVER (...)`, DuckDB's ORDER BY
+    # inside ranking and distribution functions
+    RANKING_ORDER_BY = "ORDER BY inside ranking functions"
 
 
 CORE_ON_CHANCE = 0.85

@@ -22,8 +22,10 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from harness.core.errors import InvalidInput
-from harness.core.functions import FUNCTIONS, is_order_sensitive
+from harness.core.functions import ARGUMENT_ORDERED_RANKING, FUNCTIONS, is_order_sensitive
 from harness.core.model import (
+    BoundKind,
+    Exclusion,
     Expr,
     Frame,
     FrameMode,
@@ -231,7 +233,29 @@ def random_window_expr(ctx: Context, pool: WindowPool) -> WindowExpr:
     if resolved.frame is not None and not FUNCTIONS[call.name].uses_frame \
             and not ctx.flag(Swarm.RANKING_FRAMES, 0.5):
         window = resolved = replace(resolved, frame=None)
+    if call.name in ARGUMENT_ORDERED_RANKING and ctx.flag(Swarm.RANKING_ORDER_BY, 0.3):
+        call, window, resolved = _ranked_by_own_keys(ctx, call, window, resolved)
     return WindowExpr(call, _judgeable(ctx, call, window, resolved))
+
+
+def _ranked_by_own_keys(ctx: Context, call: FuncCall, window: WindowSpec,
+                        resolved: WindowSpec) -> tuple[FuncCall, WindowSpec, WindowSpec]:
+    """`rank(ORDER BY x) OVER (...)`: the function ranks the row within its frame
+    by keys of its own. row_number and ntile get the row key after them (their
+    ties are no peer order the comparator can search); a frame that may leave
+    the current row out (where the row ranks is then undefined) is dropped."""
+    keys = random_sort_keys(ctx, at_least=1)
+    if call.name in ("row_number", "ntile"):
+        keys = total_order(keys, ctx.scope.row_key)
+    if resolved.frame is not None and not _holds_current_row(resolved.frame):
+        window = resolved = replace(resolved, frame=None)
+    return replace(call, order_by=keys), window, resolved
+
+
+def _holds_current_row(frame: Frame) -> bool:
+    starts = frame.start.kind in (BoundKind.UNBOUNDED_PRECEDING, BoundKind.PRECEDING, BoundKind.CURRENT_ROW)
+    ends = frame.end.kind in (BoundKind.CURRENT_ROW, BoundKind.FOLLOWING, BoundKind.UNBOUNDED_FOLLOWING)
+    return starts and ends and frame.exclusion in (None, Exclusion.NO_OTHERS, Exclusion.TIES)
 
 
 def _from(i: int, n: int) -> list[int]:

@@ -170,13 +170,29 @@ class _Matcher:
         buckets: dict[tuple, list[int]] = defaultdict(list)
         for e in expected:
             buckets[self._exact_key(self.expected, e)].append(e)
+        sizes = {key: len(bucket) for key, bucket in buckets.items()}
         for a in actual:
-            bucket = buckets.get(self._exact_key(self.actual, a), [])
+            key = self._exact_key(self.actual, a)
+            bucket = buckets.get(key, [])
             hit = next((e for e in bucket if self.row_diff(a, e) is None), None)
             if hit is None:
-                return _Diff(f"engine row {self._user(self.actual, a)} is not among the expected rows")
+                missing = f"engine row {self._user(self.actual, a)} is not among the expected rows"
+                return self._pinned(a, bucket, sizes.get(key, 0), missing)
             bucket.remove(hit)
         return None
+
+    def _pinned(self, a: int, bucket: list[int], size: int, missing: str) -> _Diff:
+        """A row missing from the bag, pinned on a column when its counterpart is
+        certain: exactly one expected row has the row's exact (non-float) values,
+        and no other engine row took it. Then only its float columns differ, and
+        the first of them is the one pinned (a derived table's columns have no
+        row ids to pair rows by, but a unique key such as `id` does as well)."""
+        if size != 1 or len(bucket) != 1:
+            return _Diff(missing)
+        diff = self.row_diff(a, bucket[0])
+        assert diff is not None  # it is no hit
+        return diff.within(f"{missing}; the one expected row with its other values differs in ",
+                           f": {self._user(self.expected, bucket[0])}")
 
     def _exact_key(self, rows: Rows, r: int) -> tuple:
         # Floats are left out of the bucket key: they match within a tolerance.

@@ -403,7 +403,7 @@ class ExprParser:
             raise InvalidQuery(str(e), at(tok)) from None
 
     def _args(self) -> tuple[Expr, ...]:
-        if self.c.at_op(")"):
+        if self.c.at_op(")") or self.c.at_word("order", "by"):  # `rank(ORDER BY x)`
             return ()
         if self.c.at_op("*") and self.c.at_op(")", 1):
             self.c.advance()
@@ -575,9 +575,12 @@ def _check_call(spec: FunctionSpec, call: FuncCall, windowed: bool) -> None:
         raise InvalidQuery(f"{name} is a window function and needs OVER")
     if spec.kind is FunctionKind.SCALAR and windowed:
         raise InvalidQuery(f"{name} is not a window or aggregate function and cannot take OVER")
-    aggregate_only = call.distinct or call.filter is not None or call.order_by
+    ranking_order = bool(call.order_by) and spec.name in functions.ARGUMENT_ORDERED_RANKING
+    aggregate_only = call.distinct or call.filter is not None or (call.order_by and not ranking_order)
     if aggregate_only and spec.kind is not FunctionKind.AGGREGATE:
         raise InvalidQuery(f"DISTINCT, FILTER and ORDER BY are for aggregates, not {name}")
+    if ranking_order and not windowed:
+        raise InvalidQuery(f"ORDER BY inside {name} needs OVER")
     if call.null_treatment is not None and not spec.ignore_nulls:
         raise InvalidQuery(f"{name} does not take IGNORE/RESPECT NULLS")
     if call.from_last is not None and not spec.from_last:

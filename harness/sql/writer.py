@@ -426,7 +426,7 @@ class _Writer:
         self.check_call(f, in_window)
         inner = ("DISTINCT " if f.distinct else "") + ", ".join(self.expr(a) for a in f.args)
         if f.order_by:
-            inner += " ORDER BY " + self.sort_keys(f.order_by)
+            inner += (" " if inner else "") + "ORDER BY " + self.sort_keys(f.order_by)
         nulls = f.null_treatment.value if f.null_treatment is not None else ""
         inside = self.d.ignore_nulls_placement is IgnoreNullsPlacement.INSIDE
         if nulls and inside:
@@ -444,8 +444,10 @@ class _Writer:
 
     def check_call(self, f: FuncCall, in_window: bool) -> None:
         functions.lookup(f.name)  # an unknown name is an invalid model
+        ranking_order = bool(f.order_by) and f.name in functions.ARGUMENT_ORDERED_RANKING
         wanted = [
-            (bool(f.order_by), Feature.ORDERED_AGGREGATE),
+            (ranking_order, Feature.RANKING_ORDER_BY),
+            (bool(f.order_by) and not ranking_order, Feature.ORDERED_AGGREGATE),
             (f.null_treatment is not None, Feature.IGNORE_NULLS),
             (f.from_last is not None, Feature.NTH_VALUE_FROM_LAST),
             (in_window and f.distinct, Feature.DISTINCT_WINDOW_AGGREGATE),
@@ -454,6 +456,8 @@ class _Writer:
             (in_window and bool(f.within_group), Feature.WITHIN_GROUP_WINDOW),
             (bool(f.within_group), Feature.WITHIN_GROUP),
         ]
+        if f.name in ("lag", "lead"):
+            wanted += _offset_argument_features(f.args)
         for used, feature in wanted:
             if used:
                 self.require(feature)
@@ -466,7 +470,8 @@ class _Writer:
         # The frame may come from a named window, so look at the resolved one.
         # `OVER (w)` of a framed w is meant to fail: the engine must refuse it.
         with contextlib.suppress(FramedWindowCopy):
-            self.check_resolved_window(w.func.name, resolve_window(w.window, self.windows))
+            self.check_resolved_window(w.func.name, resolve_window(w.window, self.windows),
+                                       reads_frame=bool(w.func.order_by))
         call = self.windowed(lambda f: self.call(f, in_window=True), w.func)
         spec = w.window
         if spec.base is not None and spec == WindowSpec(base=spec.base):
@@ -474,8 +479,9 @@ class _Writer:
             return f"{call} OVER {self.quote(spec.base)}"
         return f"{call} OVER ({self.windowed(self.spec, spec)})"
 
-    def check_resolved_window(self, name: str, resolved: WindowSpec) -> None:
-        ranking = not functions.lookup(name).uses_frame
+    def check_resolved_window(self, name: str, resolved: WindowSpec, reads_frame: bool = False) -> None:
+        # A ranking function with an ORDER BY of its own reads its frame.
+        ranking = not functions.lookup(name).uses_frame and not reads_frame
         if ranking and resolved.frame is not None and not self.d.supports(Feature.FRAME_ON_RANKING):
             raise Unsupported(Feature.FRAME_ON_RANKING.value)
         self.check_window_limits(name, resolved)
@@ -544,6 +550,8 @@ class _Writer:
             self.require(Feature.FRAME_OFFSET_EXPRESSION)
         if mode is FrameMode.RANGE:
             self.require(Feature.RANGE_OFFSET)
+        elif _beyond_int(offset_value(b.offset)):
+            self.require(Feature.OFFSET_BEYOND_INT)
         if has_interval:
             self.require(Feature.RANGE_INTERVAL)
         text = self.expr(b.offset)  # checks the literal, and the features it needs
@@ -595,3 +603,32 @@ _LITERALS: dict[TypeKind, Callable[[Dialect, Any, Any], str]] = {
     TypeKind.DATE: lambda d, v, t: d.date_literal(v),
     TypeKind.TIMESTAMP: lambda d, v, t: d.timestamp_literal(v),
 }
+
+# The largest INTEGER: some engines take no larger ROWS/GROUPS or lag/lead offset.
+_MAX_INT = 2**31 - 1
+
+
+def _beyond_int(value: object) -> bool:
+    return type(value) is int and value > _MAX_INT
+
+
+def _reads_rows(expr: Expr) -> bool:
+    """Does `expr` read a row (a column, a subquery), so it is no constant?"""
+    return any(isinstance(n, (Column, Star, ScalarSubquery, InSubquery, Exists, WindowExpr))
+               for n in walk(expr))
+
+
+def _offset_argument_features(args: tuple[Expr, ...]) -> list[tuple[bool, Feature]]:
+    """What lag/lead(value, offset, default) asks of a dialect beyond the
+    standard's constant offset: an offset or a default per row, a NULL
+    offset, an offset past the largest INTEGER."""
+    offset = args[1] if len(args) > 1 else None
+    default = args[2] if len(args) > 2 else None
+    per_row = offset is not None and _reads_rows(offset)
+    value = None if offset is None or per_row else offset_value(offset)
+    return [
+        (per_row, Feature.LAG_ROW_OFFSET),
+        (offset is not None and not per_row and value is None, Feature.LAG_NULL_OFFSET),
+        (_beyond_int(value), Feature.OFFSET_BEYOND_INT),
+        (default is not None and _reads_rows(default), Feature.LAG_ROW_DEFAULT),
+    ]

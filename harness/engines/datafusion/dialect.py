@@ -32,6 +32,8 @@ from harness.core.semantics import (
 from harness.core.types import SqlType, TypeKind
 
 UNSUPPORTED = frozenset({
+    # `rank(ORDER BY x) OVER ()`: 'ParserError("Expected: ), found: BY")' (55).
+    Feature.RANKING_ORDER_BY,
     # `7 // 2`: "This feature is not implemented: Operator DIV is not yet
     # supported"; `7 DIV 2` and div(7, 2) do not parse or exist either (55.2).
     Feature.INT_DIV_OPERATOR,
@@ -69,6 +71,11 @@ UNSUPPORTED = frozenset({
     # `percentile_cont(0.25) WITHIN GROUP (ORDER BY v) OVER (...)`: "OVER and
     # WITHIN GROUP clause cannot be used together" (GROUP BY works).
     Feature.WITHIN_GROUP_WINDOW,
+    # `lag(v, k % 3) OVER (...)`, `lag(v, 1, id) OVER (...)`: "This feature is
+    # not implemented: There is only support Literal types for field at idx: 1
+    # (idx: 2) in Window Function" (55.0).
+    Feature.LAG_ROW_OFFSET,
+    Feature.LAG_ROW_DEFAULT,
 })
 
 # Aggregates DataFusion 55 does not have, as a window aggregate or with GROUP

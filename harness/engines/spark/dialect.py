@@ -21,6 +21,16 @@ from harness.core.semantics import (
 from harness.core.types import SqlType, TypeKind
 
 UNSUPPORTED = frozenset({
+    # `rank(ORDER BY x) OVER ()`: PARSE_SYNTAX_ERROR at 'BY' (4.3.0).
+    Feature.RANKING_ORDER_BY,
+    # Offsets are INTs (4.3.0): `ROWS BETWEEN 9223372036854775807 PRECEDING ...`
+    # is DATATYPE_MISMATCH.SPECIFIED_WINDOW_FRAME_UNACCEPTED_TYPE, `lag(v,
+    # 9223372036854775807)` CAST_OVERFLOW; `lag(v, k)` is NON_FOLDABLE_INPUT
+    # ("the input `offset` should be a foldable INT expression"), and `lag(v,
+    # CAST(NULL AS INT))` fails at run time. (A per-row default works.)
+    Feature.OFFSET_BEYOND_INT,
+    Feature.LAG_ROW_OFFSET,
+    Feature.LAG_NULL_OFFSET,
     # `7 // 2` is a PARSE_SYNTAX_ERROR. Spark's `7 DIV 2` truncates too, but is
     # always BIGINT (DuckDB's // keeps the operands' integer type) and also
     # takes decimals, which DuckDB's // divides exactly: not the same meaning.
