@@ -236,6 +236,64 @@ def test_the_pinned_column_is_the_first_that_differs_in_select_order():
     assert rows.verdict is Verdict.MISMATCH and rows.column is None  # a row count pins no column
 
 
+BAG_SQL = ("SELECT * FROM (SELECT id, v, sum(v) OVER (ORDER BY id ASC NULLS LAST "
+           "ROWS BETWEEN 2 PRECEDING AND 1 PRECEDING) AS s FROM t) AS q")
+
+
+def test_a_whole_result_comparison_pins_a_difference_one_value_away():
+    """Over a derived table there are no row ids and the answer is judged as a
+    bag; an engine row one value away from an expected row is pinned on that
+    column as row ids would pin it (the baseline reads the typed facts)."""
+    plan, oracle = _setup(BAG_SQL, {"id": [1, 2, 3, 4], "v": [5, 7, 7, 6]})
+    assert plan.rowid_column is None
+    right = oracle.evaluate().table
+    assert right.column(2).to_pylist() == [None, 5, 12, 14]
+    outcome = _judge(plan, oracle, _replace(right, 2, [0, 5, 12, 14]))
+    assert outcome.verdict is Verdict.MISMATCH
+    assert (outcome.column, outcome.difference) == ("s", "engine 0, expected None")
+    assert "engine row (1, 5, 0) is not among the expected rows" in outcome.detail
+
+
+def test_a_whole_result_comparison_pins_nothing_when_the_nearest_rows_disagree():
+    plan, oracle = _setup(BAG_SQL, {"id": [1, 2, 3, 4], "v": [5, 7, 7, 6]})
+    right = oracle.evaluate().table
+    # (2, 7, 99) is one value away from (2, 7, 5) only: pinned on s.
+    assert _judge(plan, oracle, _replace(right, 2, [None, 99, 12, 14])).column == "s"
+    # (2, 7, 12) is one value away from (3, 7, 12) in id and from (2, 7, 5) in s.
+    outcome = _judge(plan, oracle, _replace(right, 2, [None, 12, 12, 14]))
+    assert outcome.verdict is Verdict.MISMATCH and outcome.column is None
+    # Far from every expected row: nothing pinned either.
+    outcome = _judge(plan, oracle, _replace(_replace(right, 0, [1, 2, 3, 9]), 2, [None, 5, 12, 99]))
+    assert outcome.verdict is Verdict.MISMATCH and outcome.column is None
+
+
+PLAIN_SQL = ("SELECT id, sum(v) OVER (ORDER BY id ASC NULLS LAST ROWS BETWEEN 1 PRECEDING AND 1 PRECEDING) AS s "
+             "FROM t ORDER BY s ASC NULLS FIRST, id ASC NULLS LAST")
+
+
+def test_a_wrong_order_by_value_that_moves_its_row_is_pinned_on_its_column():
+    """A wrong value in an ORDER BY column moves its row into another tied
+    group: the groups disagree in size (`0 rows where 1 were expected`), and
+    the whole answer, matched at once, pins the value on its column."""
+    for sql in (PLAIN_SQL, f"{BAG_SQL} ORDER BY s ASC NULLS FIRST, id ASC NULLS LAST"):
+        plan, oracle = _setup(sql, {"id": [1, 2, 3, 4], "v": [5, 7, 7, 6]})
+        right = oracle.evaluate().table
+        s_col = right.column_names.index("s")
+        assert right.column(s_col).to_pylist()[:2] == [None, 5]
+        wrong = _replace(right, s_col, [0, *right.column(s_col).to_pylist()[1:]])  # still sorted
+        outcome = _judge(plan, oracle, wrong)
+        assert outcome.verdict is Verdict.MISMATCH, sql
+        assert (outcome.column, outcome.difference) == ("s", "engine 0, expected None"), outcome.detail
+        assert "is not among the expected rows" in outcome.detail or \
+            ("0 rows where 1 were expected" in outcome.detail and "over the whole answer: input row 1:" in outcome.detail), \
+            outcome.detail
+    # Under LIMIT the answer need not hold every expected row: nothing is pinned.
+    plan, oracle = _setup(f"{PLAIN_SQL} LIMIT 3", {"id": [1, 2, 3, 4], "v": [5, 7, 7, 6]})
+    right = oracle.evaluate().table.slice(0, 3)
+    outcome = _judge(plan, oracle, _replace(right, 1, [0, 5, 7]))
+    assert outcome.verdict is Verdict.MISMATCH and outcome.column is None
+
+
 # -- the search's kept evaluations --------------------------------------------------
 # The reference's evaluation under each permutation of the peer groups is kept and
 # shared by every oracle over the same query, tables and profile (a finding's reruns

@@ -63,10 +63,14 @@ PEER_ORDER = "peer order differs between windows (by design)"
 # explains nothing there is stale, as the gate reports it: the engine was fixed (or the
 # generator moved on) and the entry, or this expectation, must be reviewed.
 RELIES_ON: dict[str, frozenset[str]] = {
+    # Retuned when the query shapes of issue 19 moved the generator's streams: the
+    # entries the run relied on before (range bound overflow, variance of one
+    # non-finite value, GROUPS without ORDER BY) are each still shown by a corpus case.
     "duckdb": frozenset({
         "duckdb-range-bound-overflows-key-type",     # seed 0/9
         "duckdb-corr-slope-nan-at-zero-variance",    # 0/90, 0/92, 0/171 (over a derived table)
         "duckdb-groups-without-order-by",            # 0/160
+        "duckdb-count-if-null-without-values",     # 0/65 (a union), 0/93 (a join): whole results
     }),
     "sqlite": frozenset(),
 }

@@ -135,8 +135,7 @@ class _Matcher:
     def row_diff(self, a: int, e: int) -> _Diff | None:
         for c in self.columns:  # in select order: the first that differs is the one pinned
             av, ev = self.actual.rows[a][c], self.expected.rows[e][c]
-            single = self.actual.single[c] or self.expected.single[c]
-            if not cells_equal(av, ev, cell_tolerance(self.expected, c, e, single)):
+            if self._differs(a, e, c):
                 name = self.actual.names[c]
                 return _Diff(f"column {name}: engine {av!r}, expected {ev!r}", name,
                              f"engine {av!r}, expected {ev!r}")
@@ -177,7 +176,10 @@ class _Matcher:
             hit = next((e for e in bucket if self.row_diff(a, e) is None), None)
             if hit is None:
                 missing = f"engine row {self._user(self.actual, a)} is not among the expected rows"
-                return self._pinned(a, bucket, sizes.get(key, 0), missing)
+                pinned = self._pinned(a, bucket, sizes.get(key, 0), missing)
+                if pinned.column is not None:
+                    return pinned
+                return self._nearest(a, [e for rest in buckets.values() for e in rest], missing)
             bucket.remove(hit)
         return None
 
@@ -193,6 +195,30 @@ class _Matcher:
         assert diff is not None  # it is no hit
         return diff.within(f"{missing}; the one expected row with its other values differs in ",
                            f": {self._user(self.expected, bucket[0])}")
+
+    def _nearest(self, a: int, left: list[int], missing: str) -> _Diff:
+        """Without row ids, the difference pinned on one column when the engine
+        row is one value away from expected rows not yet matched and every such
+        row tells the same difference (one column, one expected value), as row
+        ids would have pinned it: `...; the nearest expected rows differ only in
+        column w1: engine None, expected 0`. Unpinned when no expected row is
+        that close, or the close ones disagree."""
+        near = {}
+        for e in left:
+            differing = [c for c in self.columns if self._differs(a, e, c)]
+            if len(differing) == 1:
+                near[(differing[0], hashable(self.expected.rows[e][differing[0]]))] = e
+        if len(near) != 1:
+            return _Diff(missing)
+        (c, _), e = next(iter(near.items()))
+        name, av, ev = self.actual.names[c], self.actual.rows[a][c], self.expected.rows[e][c]
+        bare = f"engine {av!r}, expected {ev!r}"
+        return _Diff(f"{missing}; the nearest expected rows differ only in column {name}: {bare}", name, bare)
+
+    def _differs(self, a: int, e: int, c: int) -> bool:
+        av, ev = self.actual.rows[a][c], self.expected.rows[e][c]
+        single = self.actual.single[c] or self.expected.single[c]
+        return not cells_equal(av, ev, cell_tolerance(self.expected, c, e, single))
 
     def _exact_key(self, rows: Rows, r: int) -> tuple:
         # Floats are left out of the bucket key: they match within a tolerance.
@@ -405,11 +431,26 @@ def _attempt_rows(
         key = _key_of(expected.rows[group[0]], keys)
         diff = matcher.match_group(by_key.pop(key, []), group, need)
         if diff:
-            return diff, matcher.notes
+            return _pinned(diff, matcher, plan, len(rows.rows)), matcher.notes
     if by_key:
         extra = next(iter(by_key.values()))[0]
         return _Diff(f"engine row {matcher._user(rows, extra)} is not in the expected result"), matcher.notes
     return None, matcher.notes
+
+
+def _pinned(diff: _Diff, matcher: _Matcher, plan: Plan, count: int) -> _Diff:
+    """A difference pinned on no column, when the answer has every expected row
+    (no LIMIT or OFFSET, as many rows): the whole answer matched at once, which
+    pins a wrong value that moved its row out of its ORDER BY group (`0 rows
+    where 1 were expected` because an ORDER BY column is NULL where 0 was
+    expected). The verdict is the same; the facts name the column."""
+    everything = len(matcher.expected.rows)
+    if diff.column is not None or plan.limit is not None or plan.offset is not None or count != everything:
+        return diff
+    whole = matcher.match_group(list(range(count)), list(range(everything)), everything)
+    if whole is None or whole.column is None:
+        return diff
+    return whole.within(f"{diff.text}; over the whole answer: ")
 
 
 def _judge_with_ties(rows: Rows, judgement: Judgement, oracle: Oracle, user: range) -> Outcome:
