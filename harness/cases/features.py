@@ -9,7 +9,9 @@ A case's features are strings from one vocabulary (`FEATURES`):
 - frame modes and exclusions (`frame.rows`, `frame.default`, `exclude.ties`);
 - operators around the windows (`operator.join`, `operator.group-by`, ...);
 - the data (`data.null`, `data.nan`, `data.infinity`, `data.negative-zero`,
-  `data.empty`).
+  `data.empty`; `data.multi-batch`, a table of more than BATCH_ROWS rows;
+  `data.long-partition`, a window partition of at least LONG_PARTITION_ROWS
+  rows, counted over the table's rows before any WHERE or join).
 
 Window expressions are also described one by one (`ExprFeatures`), so that a
 wrong value can be pinned on the expression that computed it.
@@ -46,7 +48,11 @@ FRAME_MODES = ("rows", "range", "groups", "default")
 EXCLUSIONS = ("no-others", "current-row", "group", "ties")
 OPERATORS = ("where", "join", "left-join", "full-join", "cross-join", "group-by", "having",
              "subquery", "order-by", "limit", "distinct", "union", "with")
-DATA = ("null", "nan", "infinity", "negative-zero", "empty")
+DATA = ("null", "nan", "infinity", "negative-zero", "empty", "long-partition", "multi-batch")
+# A long partition, and an input that spans engine batches (DataFusion's
+# 8,192 rows; more than four of DuckDB's 2,048-row vectors).
+LONG_PARTITION_ROWS = 1024
+BATCH_ROWS = 8192
 
 FEATURES: frozenset[str] = frozenset(
     [f.value for f in Feature]
@@ -206,6 +212,8 @@ def data_features(tables: Iterable[pa.Table]) -> frozenset[str]:
     for table in tables:
         if table.num_rows == 0:
             out.add("data.empty")
+        if table.num_rows > BATCH_ROWS:
+            out.add("data.multi-batch")
         for column in table.columns:
             if column.null_count:
                 out.add("data.null")
@@ -227,11 +235,40 @@ def _float_features(column: pa.ChunkedArray) -> set[str]:
     return out
 
 
+def partition_features(case) -> frozenset[str]:
+    """`data.long-partition` when a window of the query has a partition of at
+    least LONG_PARTITION_ROWS rows in the case's tables: partitions by plain
+    columns counted in the table that holds them, a window without PARTITION
+    BY being one partition of the largest table (expression keys: not counted)."""
+    tables = list(case.tables.values())
+    if max((t.num_rows for t in tables), default=0) < LONG_PARTITION_ROWS:
+        return frozenset()
+    for _expr, spec in window_expressions(case.query).values():
+        if _longest_partition(spec, tables) >= LONG_PARTITION_ROWS:
+            return frozenset({"data.long-partition"})
+    return frozenset()
+
+
+def _longest_partition(spec: WindowSpec, tables: list[pa.Table]) -> int:
+    from harness.core.model import Column
+
+    if not spec.partition_by:
+        return max(t.num_rows for t in tables)
+    if not all(isinstance(k, Column) for k in spec.partition_by):
+        return 0
+    names = list(dict.fromkeys(k.name for k in spec.partition_by))
+    table = next((t for t in tables if all(n in t.column_names for n in names)), None)
+    if table is None or table.num_rows == 0:
+        return 0
+    counts = table.select(names).group_by(names).aggregate([([], "count_all")])
+    return pc.max(counts.column("count_all")).as_py()
+
+
 def query_features(case) -> frozenset[str]:
     """What `case` exercises outside its window expressions: operators, data,
     and the dialect features that are not one expression's."""
     return ((dialect_features(case.query) - EXPR_LEVEL) | operator_features(case.query)
-            | data_features(case.tables.values()))
+            | data_features(case.tables.values()) | partition_features(case))
 
 
 def case_features(case) -> frozenset[str]:
