@@ -52,7 +52,7 @@ from harness.core.errors import CannotWrite
 from harness.core.lifeline import Parent, die_with
 from harness.engines.base import Engine
 from harness.findings.finding import FINDING_VERDICTS, FindingMaker, findings_of
-from harness.generate.cases import GeneratedCase
+from harness.generate.cases import LARGE_SHARE, GeneratedCase
 from harness.judge.compare import Verdict
 from harness.judge.oracle import time_limit
 from harness.judge.runner import Result, rerun, run_case
@@ -89,6 +89,7 @@ class CampaignConfig:
     # run (THREAD_PROFILES; batch-scale cases at least LARGE_THREAD_SHARE).
     profile_share: float = 0.05
     thread_share: float = 0.02
+    large_share: float = LARGE_SHARE  # seeds drawn for batch-scale tables
 
     def as_json(self) -> dict:
         doc = asdict(self)
@@ -118,7 +119,7 @@ def regenerate(line: dict, config: CampaignConfig) -> GeneratedCase:
     case (`shape`, with the stored picks), then its own rows if it is a sibling."""
     from harness.generate.cases import Limits, generate_case, generate_sibling
 
-    limits = Limits(config.rows, config.windows)
+    limits = Limits(config.rows, config.windows, config.large_share)
     shape_seed = line.get("shape", line["seed"])
     shape = generate_case(shape_seed, picks=line.get("picks"), data=config.data, limits=limits)
     if shape_seed == line["seed"]:
@@ -282,7 +283,7 @@ class Shard:
         from harness.generate.cases import Limits, generate_case, generate_sibling
 
         config = self.config
-        limits = Limits(config.rows, config.windows)
+        limits = Limits(config.rows, config.windows, config.large_share)
         size = max(1, config.batch_size)
         first = indices[0] - indices[0] % size
         t0 = time.perf_counter()

@@ -131,10 +131,12 @@ def _whole_partition(spec: WindowSpec) -> bool:
 class Limits:
     """Fixed sizes instead of drawn ones (benchmarks want like-for-like cases):
     `rows` rows in every table (a joined table keeps its cap), `windows`
-    window expressions in the outer select list."""
+    window expressions in the outer select list; and the share of seeds drawn
+    for batch-scale tables (none with `rows`)."""
 
     rows: int | None = None
     windows: int | None = None
+    large_share: float = LARGE_SHARE
 
 
 NO_LIMITS = Limits()
@@ -223,7 +225,7 @@ _SCALE_NOTE = "; batch-scale tables"
 
 def _large(seed: str, limits: Limits) -> bool:
     """The batch-scale draw, unless the table sizes are fixed (benchmarks)."""
-    return limits.rows is None and is_large(seed)
+    return limits.rows is None and is_large(seed, limits.large_share)
 
 
 def _sized(streams: Streams, data: str, limits: Limits, joined: bool,
