@@ -401,12 +401,17 @@ class Shard:
         case is re-run `reruns` times (at least twice) and the answers compared run
         to run: verdicts that change, or failing answers that change, make it
         `nondeterministic`. A finding on a batch profile is settled as any other."""
+        from harness.judge.runner import PreparedCase, run_prepared
+
+        if not batch and not threads:
+            return []
+        prepared = PreparedCase(case)  # once for all drawn engines and their re-runs
         out = []
         for name in (*batch, *threads):
             engine = self._drawn_engine(name)
-            (result,) = run_case(case, [engine], flag=False)
+            result = run_prepared(prepared, engine)
             if name in threads and result.verdict is not Verdict.TIMEOUT:
-                result = rerun(case, engine, result, max(2, self.config.reruns), answers=True)
+                result = rerun(case, engine, result, max(2, self.config.reruns), answers=True, prepared=prepared)
             elif name in batch:
                 result = self._settled(case, result)
             out.append(result)

@@ -454,7 +454,17 @@ def _flag_suspect_reference(
 # -- non-determinism ----------------------------------------------------------------
 
 
-def rerun(case: Case, engine: Engine, first: Result, times: int, answers: bool = False) -> Result:
+def run_prepared(prepared: PreparedCase, engine: Engine) -> Result:
+    """`run_case`'s verdict of one engine (not the reference) on a case prepared
+    already: the reference is not evaluated again."""
+    t0 = time.perf_counter()
+    result = _judge_engine(prepared.for_engine(engine), engine)
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def rerun(case: Case, engine: Engine, first: Result, times: int, answers: bool = False,
+          prepared: PreparedCase | None = None) -> Result:
     """`first` if `times` more identical runs of the case on the engine are judged
     the same; else a `nondeterministic` result that keeps each distinct answer.
 
@@ -464,9 +474,10 @@ def rerun(case: Case, engine: Engine, first: Result, times: int, answers: bool =
     answers too, as bags of rows, and in order where the query has an ORDER
     BY: a wrong answer that changes from run to run is nondeterministic too.
     Passing answers that differ are what ties allow, never a finding.
+    `prepared`: the case prepared already (the reference is not evaluated again).
     """
-    prepared = PreparedCase(case).for_engine(engine)
-    runs = [first] + [_judge_engine(prepared, engine) for _ in range(times)]
+    ready = (prepared or PreparedCase(case)).for_engine(engine)
+    runs = [first] + [_judge_engine(ready, engine) for _ in range(times)]
     verdicts = Counter(r.verdict.value for r in runs)
     ordered = _ordered(case.query)
     distinct: list[Result] = []
