@@ -155,7 +155,6 @@ def test_a_deterministic_engine_on_threads_is_never_nondeterministic(name) -> No
         assert first.verdict in PASSING and settled is first
 
 
-@pytest.mark.slow  # 12 cases took 500 s on a loaded machine: a flaky answer's tie search runs to its limit
 def test_the_campaign_re_runs_on_threads_and_catches_a_flaky_engine(tmp_path) -> None:
     config = CampaignConfig(seed=3, engines=("duckdb", "duckdb~flaky"), out=tmp_path / "c", cases=4,
                             batch_size=4, reduce=False, isolate=False, metamorphic_share=0, reruns=0,
