@@ -121,10 +121,8 @@ def random_knobs(rng: Draws, *, max_rows: int = MAX_ROWS) -> DataKnobs:
 
 # Batch-scale tables (`large_knobs`): enough rows to span engine batches
 # (DataFusion's 8,192-row batches, several of DuckDB's 2,048-row vectors).
+# (What counts as a long partition and a multi-batch input: harness.cases.features.)
 LARGE_MIN_ROWS, LARGE_MAX_ROWS = 5_000, 50_000
-# What a long partition and a multi-batch input are (the coverage rows say so).
-LONG_PARTITION_ROWS = 1024
-BATCH_ROWS = 8192
 
 
 def large_knobs(rng: Draws, knobs: DataKnobs) -> DataKnobs:
