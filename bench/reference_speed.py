@@ -30,6 +30,17 @@ remembered from one run to the next.
     .venv/bin/python bench/reference_speed.py --workload campaign [--groups N]
         [--siblings N] [--runs N]
 
+`--workload batch-scale`: the campaign's batch-scale cases (the first
+`--cases` of campaign seed `--seed`, default 21, that drew batch-scale
+tables: 5,000-50,000 rows, long partitions), each prepared as the runner
+prepares a case (instrumented, evaluated on the reference under the
+standard profile, once with the unordered witness where it applies).
+
+    .venv/bin/python bench/reference_speed.py --workload batch-scale [--cases N] [--seed N]
+
+Prints each case's rows and CPU seconds, and the median wall and CPU time
+per case.
+
 Prints the median milliseconds per evaluation over the runs (after one
 warm-up run): wall time, and CPU time (steadier on a busy machine), the
 latter also for the first evaluation over each case's tables (nothing about
@@ -161,7 +172,7 @@ def time_once(query: Query, data: pa.Table) -> tuple[float, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--workload", choices=[*WORKLOADS, "campaign"], default="large")
+    parser.add_argument("--workload", choices=[*WORKLOADS, "campaign", "batch-scale"], default="large")
     parser.add_argument("--rows", type=int, default=None, help="default: the workload's")
     parser.add_argument("--runs", type=int, default=None, help="timed runs; the median is reported")
     parser.add_argument("--warmup", action="store_true", help="one untimed run first")
@@ -169,7 +180,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target", type=float, default=TARGET_SECONDS)
     parser.add_argument("--groups", type=int, default=20, help="campaign: generated shapes")
     parser.add_argument("--siblings", type=int, default=20, help="campaign: cases per shape")
+    parser.add_argument("--cases", type=int, default=12, help="batch-scale: cases to time")
     args = parser.parse_args(argv)
+    if args.workload == "batch-scale":
+        return batch_scale(args.cases, 21 if args.seed == parser.get_default("seed") else args.seed)
     if args.workload == "campaign":
         return campaign(args.groups, args.siblings, args.runs or 5)
     args.runs = args.runs or 1
@@ -310,6 +324,37 @@ def campaign(groups: int, siblings: int, runs: int) -> int:
         f"over a case's tables ({firsts}), {median('repeat'):.3f} for the others "
         f"({len(calls) - firsts})"
     )
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# The batch-scale workload
+
+
+def batch_scale(cases: int, seed: int) -> int:
+    from itertools import count
+
+    from harness.generate.cases import generate_case, is_large
+    from harness.judge.runner import PreparedCase
+
+    walls, cpus = [], []
+    for i in count():
+        if len(walls) == cases:
+            break
+        if not is_large(f"{seed}/{i}"):
+            continue
+        generated = generate_case(f"{seed}/{i}")
+        if not generated.large:
+            continue  # declined: a join, or a query too costly at scale
+        t0, c0 = time.perf_counter(), time.process_time()
+        PreparedCase(generated.case)
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+        rows = sum(t.num_rows for t in generated.case.tables.values())
+        print(f"  {generated.seed}: {rows} rows, {cpus[-1]:.2f} s CPU", flush=True)
+    print(f"reference at {reference_impl.__file__.rsplit('/', 2)[0]}: batch-scale workload, "
+          f"{len(walls)} cases of seed {seed}: median {statistics.median(walls):.2f} s wall, "
+          f"{statistics.median(cpus):.2f} s CPU per case (max {max(cpus):.2f} s CPU)")
     return 0
 
 

@@ -224,6 +224,17 @@ def test_datafusion_batch_size_1_streams_one_row_per_batch(datafusion_profiles):
     assert datafusion_profiles["datafusion"].run(WINDOW_INPUT, PARTITIONED).column("s").num_chunks < 30
 
 
+@pytest.mark.parametrize(("name", "chunks", "size"), [("datafusion[batch_size=7]", 5, 7),
+                                                      ("datafusion[batch_size=100]", 1, 100)])
+def test_datafusion_small_batch_sizes_cut_the_input(datafusion_profiles, name, chunks, size):
+    # 30 rows in three partitions of 10: batches of 7 cut each one (10 = 7 + 3).
+    answer = datafusion_profiles[name].run(WINDOW_INPUT, PARTITIONED)
+    assert answer.column("s").num_chunks >= chunks
+    big = {"t": pa.table({"g": [i % 3 for i in range(1000)], "k": list(range(1000)),
+                          "x": [float(i) for i in range(1000)]})}
+    assert datafusion_profiles[name].run(big, PARTITIONED).column("s").num_chunks >= 1000 // size
+
+
 def spill_counts(engine: Engine, tables: dict, sql: str) -> list[int]:
     text = " ".join(str(v) for v in engine.run(tables, "EXPLAIN ANALYZE " + sql).to_pylist())
     return [int(n) for n in re.findall(r"spill_count=(\d+)", text)]
@@ -273,6 +284,16 @@ def test_spark_profiles_set_their_conf_on_their_own_session(spark_profiles):
             assert conf.get(key) == value, (name, key)
     root = spark_profiles["spark"]._state().spark.conf  # type: ignore[attr-defined]
     assert root.get("spark.sql.adaptive.enabled") == "true"  # profiles leave the root session alone
+
+
+@pytest.mark.spark
+def test_spark_shuffle_partitions_8_hashes_windows_over_eight_tasks(spark_profiles):
+    tables = {"t": pa.table({"g": [i % 3 for i in range(30)], "k": list(range(30)),
+                             "x": [float(i) for i in range(30)]})}
+    assert "hashpartitioning(g#" in executed_plan(spark_profiles["spark"], tables, WINDOW)
+    plan = executed_plan(spark_profiles["spark[shuffle-partitions=8]"], tables, WINDOW)
+    assert re.search(r"hashpartitioning\(g#\d+L?, 8\)", plan), plan
+    assert "AdaptiveSparkPlan" not in plan
 
 
 @pytest.mark.spark

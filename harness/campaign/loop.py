@@ -55,7 +55,7 @@ from harness.core.errors import CannotWrite
 from harness.core.lifeline import Parent, die_with
 from harness.engines.base import Engine
 from harness.findings.finding import FINDING_VERDICTS, FindingMaker, findings_of
-from harness.generate.cases import GeneratedCase
+from harness.generate.cases import LARGE_SHARE, GeneratedCase
 from harness.judge.compare import Verdict
 from harness.judge.oracle import time_limit
 from harness.judge.runner import Result, rerun, run_bare, run_case
@@ -97,6 +97,12 @@ class CampaignConfig:
     # The engines the sibling count is chosen for, when not `engines` (a Spark
     # job's executors run every engine but Spark, which the driver runs).
     cost_engines: tuple[str, ...] | None = None
+    # Cases that also run on a batch-changing profile of one engine (BATCH_PROFILES),
+    # and cases re-run on multi-threaded profiles with the answers compared run to
+    # run (THREAD_PROFILES; batch-scale cases at least LARGE_THREAD_SHARE).
+    profile_share: float = 0.05
+    thread_share: float = 0.02
+    large_share: float = LARGE_SHARE  # seeds drawn for batch-scale tables
 
     def as_json(self) -> dict:
         doc = asdict(self)
@@ -130,7 +136,7 @@ def regenerate(line: dict, config: CampaignConfig) -> GeneratedCase:
     case (`shape`, with the stored picks), then its own rows if it is a sibling."""
     from harness.generate.cases import Limits, generate_case, generate_sibling
 
-    limits = Limits(config.rows, config.windows)
+    limits = Limits(config.rows, config.windows, config.large_share)
     shape_seed = line.get("shape", line["seed"])
     shape = generate_case(shape_seed, picks=line.get("picks"), data=config.data, limits=limits)
     if shape_seed == line["seed"]:
@@ -174,6 +180,46 @@ def runs_bare(seed: str, share: float) -> bool:
     """Whether a case's bare query runs too: its own seeded draw, never the engines'."""
     return Random(f"{seed}/bare").random() < share
 
+# Profiles that move batch boundaries, by implementation: DataFusion's batches
+# of 7 or 100 rows make any input multi-batch; DuckDB on one thread or four
+# splits its input into other morsels; Spark's window buffer leaves its array
+# after one row (`window-spill` is unsafe past small partitions).
+BATCH_PROFILES: dict[str, tuple[str, ...]] = {
+    "datafusion": ("batch_size=7", "batch_size=100"),
+    "duckdb": ("threads=1", "threads=4"),
+    "spark": ("window-buffer",),
+}
+# Multi-threaded profiles a case is re-run on to hunt nondeterminism (DataFusion
+# repartitions only inputs of more rows than its batch size: hence batch_size=100).
+THREAD_PROFILES: dict[str, str] = {
+    "datafusion": "partitions=4,batch_size=100",
+    "duckdb": "threads=4",
+    "spark": "shuffle-partitions=8",
+}
+# The share of batch-scale cases re-run on threads (thread-dependence needs rows).
+LARGE_THREAD_SHARE = 0.5
+
+
+def drawn_engines(seed: str, engines: list[tuple[str, str]], large: bool, profile_share: float,
+                  thread_share: float) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The profiled engines a case runs on besides the campaign's: one batch-changing
+    profile of one engine (a `profile_share` of cases), and each engine's
+    multi-threaded profile (a `thread_share` of cases, LARGE_THREAD_SHARE of the
+    batch-scale ones), on which the case is re-run. `engines`: the campaign's
+    (name, implementation) pairs; only those without profiles or label get
+    profiled. Seeded draws of the case's own, never the engines'."""
+    plain = [(name, impl) for name, impl in engines if "[" not in name and "@" not in name]
+    batch: tuple[str, ...] = ()
+    rng = Random(f"{seed}/profile")
+    candidates = [f"{name}[{p}]" for name, impl in plain for p in BATCH_PROFILES.get(impl, ())]
+    if rng.random() < profile_share and candidates:
+        batch = (rng.choice(candidates),)
+    share = max(thread_share, LARGE_THREAD_SHARE) if large else thread_share
+    threads: tuple[str, ...] = ()
+    if Random(f"{seed}/threads").random() < share:
+        threads = tuple(f"{name}[{THREAD_PROFILES[impl]}]" for name, impl in plain if impl in THREAD_PROFILES)
+    return batch, threads
+
 
 # -- one shard ---------------------------------------------------------------------
 
@@ -202,6 +248,7 @@ class Shard:
                     self.steered.add(first)
         self.engines = engines if engines is not None else make_engines(config)
         self.maker = FindingMaker(config, self.engines, findings_dir, set(progress.findings))
+        self.drawn: dict[str, Engine] = {}  # profiled engines the draws asked for, started once
 
     def groups(self, deadline: float | None) -> Iterator[list[int]]:
         """This shard's groups of sibling cases (those not done yet): g*B .. g*B+n-1
@@ -260,7 +307,7 @@ class Shard:
                 if self.config.stop_when in self.maker.found:
                     break
         finally:
-            for engine in self.engines:
+            for engine in [*self.engines, *self.drawn.values()]:
                 engine.close()
 
     def run_group(self, indices: list[int], emit: Emit) -> None:
@@ -293,8 +340,10 @@ class Shard:
         """The verdicts of the group's batched cases (all of them with `complete`,
         the others then run alone here too). A batch that raises leaves its
         cases to run alone, each reporting for itself."""
-        together = [i for i in indices
-                    if not runs_alone(case_seed(self.config.seed, i), self.config.unbatched_share)]
+        # A batch-scale case runs alone: stacked with its siblings it would make
+        # one huge query (memory, and a timeout that blames the whole batch).
+        together = [i for i in indices if not generated[i][0].large
+                    and not runs_alone(case_seed(self.config.seed, i), self.config.unbatched_share)]
         runs: dict[int, CaseRun] = {}
         if len(together) >= 2:
             try:
@@ -313,7 +362,7 @@ class Shard:
         from harness.generate.cases import Limits, generate_sibling
 
         config = self.config
-        limits = Limits(config.rows, config.windows)
+        limits = Limits(config.rows, config.windows, config.large_share)
         size = slot_size(config)
         first = indices[0] - indices[0] % size
         shape, seconds = self.drawn.pop(first, None) or self._draw_shape(first)
@@ -363,6 +412,10 @@ class Shard:
         if run is None:  # not batched: the case alone
             run = CaseRun(run_case(case, self.engines))
         results = [self._settled(case, r) for r in run.results]
+        batch, threads = drawn_engines(seed, [(e.name, e.implementation) for e in self.engines],
+                                       generated.large, self.config.profile_share, self.config.thread_share)
+        campaign = {r.engine for r in results}
+        results += self._on_drawn(case, batch, threads)
         bare = self._bare(seed, case, results, run)
         metamorphic = self._metamorphic(seed, case, emit, index)
         for result in findings_of(results):
@@ -372,7 +425,7 @@ class Shard:
         for doubt in [d for d in run.unconfirmed if d.verdict in FINDING_VERDICTS]:
             for line in self._batched_only(index, seed, generated, doubt, results):
                 emit(line)
-        for disagreement in self._profile_disagreements(case, results):
+        for disagreement in self._profile_disagreements(case, [r for r in results if r.engine in campaign]):
             for line in self.maker.make_profiles(index, seed, generated, results, disagreement):
                 emit(line)
         # Last: the case is done once this line is written (`harness.results.store`).
@@ -381,6 +434,9 @@ class Shard:
             "kind": "case", "index": index, "seed": seed, **self._shape_of(index, generated),
             "batched": sorted(run.batched),
             "verdicts": {r.engine: r.verdict.value for r in results},
+            **({"large": True} if generated.large else {}),
+            **({"profiled": list(batch)} if batch else {}),
+            **({"threads": list(threads)} if threads else {}),
             "details": {r.engine: r.detail[:200] for r in results
                         if r.verdict.value != "match" and r.detail},
             "facts": {r.engine: r.facts.as_json() for r in results
@@ -450,11 +506,41 @@ class Shard:
         return {"bare": {r.engine: r.bare.verdict.value for r in ran},
                 "bare_seconds": {r.engine: round(r.bare.seconds, 5) for r in ran}}
 
+    def _on_drawn(self, case, batch: tuple[str, ...], threads: tuple[str, ...]) -> list[Result]:
+        """The case's verdicts on its drawn profiled engines (`drawn_engines`), each
+        named by its spec (`datafusion[batch_size=7]`). On a multi-threaded one the
+        case is re-run `reruns` times (at least twice) and the answers compared run
+        to run: verdicts that change, or failing answers that change, make it
+        `nondeterministic`. A finding on a batch profile is settled as any other."""
+        from harness.judge.runner import PreparedCase, run_prepared
+
+        if not batch and not threads:
+            return []
+        prepared = PreparedCase(case)  # once for all drawn engines and their re-runs
+        out = []
+        for name in (*batch, *threads):
+            engine = self._drawn_engine(name)
+            result = run_prepared(prepared, engine)
+            if name in threads and result.verdict is not Verdict.TIMEOUT:
+                result = rerun(case, engine, result, max(2, self.config.reruns), answers=True, prepared=prepared)
+            elif name in batch:
+                result = self._settled(case, result)
+            out.append(result)
+        return out
+
+    def _drawn_engine(self, name: str) -> Engine:
+        engine = self.drawn.get(name)
+        if engine is None:
+            engine = self.drawn[name] = make_engine(name, self.config)
+            engine.start()
+            self.maker.engines = [*self.engines, *self.drawn.values()]  # its findings reduce on it
+        return engine
+
     def _settled(self, case, result: Result) -> Result:
         """A finding's verdict after `reruns` identical runs (nondeterministic if they differ)."""
         if self.config.reruns <= 0 or result not in findings_of([result]) or result.engine == "reference":
             return result
-        engine = next((e for e in self.engines if e.name == result.engine), None)
+        engine = next((e for e in [*self.engines, *self.drawn.values()] if e.name == result.engine), None)
         if engine is None or engine.is_reference or result.verdict is Verdict.TIMEOUT:
             return result
         return rerun(case, engine, result, self.config.reruns)
@@ -554,22 +640,23 @@ def harness_error_line(index: int, seed: str, error: Exception) -> dict:
 
 
 def make_engines(config: CampaignConfig) -> list[Engine]:
+    return [make_engine(name, config) for name in config.engines]
+
+
+def make_engine(name: str, config: CampaignConfig) -> Engine:
+    """The campaign's adapter for `name` (a profiled spec takes its base's options)."""
     from harness.engines.isolation import IsolatedEngine
     from harness.engines.registry import engine_class, get_engine
 
-    engines: list[Engine] = []
-    for name in config.engines:
-        options = config.engine_options.get(name, {})
-        cls = engine_class(name)
-        if cls.out_of_process:  # in a process of its own already (another Python's)
-            engines.append(get_engine(name, timeout=config.timeout_seconds, **options))
-        elif name == "reference" or not config.isolate or cls.faulty:
-            # A faulty engine's planted bug lives in its own render(), which a worker
-            # (rendering in this process with the dialect) would bypass.
-            engines.append(get_engine(name, **options))
-        else:
-            engines.append(IsolatedEngine(name, timeout=config.timeout_seconds, **options))
-    return engines
+    options = config.engine_options.get(name, config.engine_options.get(name.partition("[")[0], {}))
+    cls = engine_class(name)
+    if cls.out_of_process:  # in a process of its own already (another Python's)
+        return get_engine(name, timeout=config.timeout_seconds, **options)
+    if name == "reference" or not config.isolate or cls.faulty:
+        # A faulty engine's planted bug lives in its own render(), which a worker
+        # (rendering in this process with the dialect) would bypass.
+        return get_engine(name, **options)
+    return IsolatedEngine(name, timeout=config.timeout_seconds, **options)
 
 
 # -- the campaign ------------------------------------------------------------------

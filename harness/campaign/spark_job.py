@@ -232,7 +232,7 @@ def _judge_on_driver(config: CampaignConfig, shard: Shard, spark_shard: Shard | 
 def _regenerate(config: CampaignConfig, indices: list[int],
                 payload: dict) -> dict[int, tuple[GeneratedCase, float]]:
     """The group's cases again, from its first case's seed and stored picks."""
-    limits = Limits(config.rows, config.windows)
+    limits = Limits(config.rows, config.windows, config.large_share)
     size = slot_size(config)
     first = indices[0] - indices[0] % size
     shape_picks = payload[first][0] if first in payload else payload[indices[0]][0]

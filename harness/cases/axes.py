@@ -92,7 +92,9 @@ KEY_ROWS = {
     "window.rows-without-order": "window/ROWS frame without ORDER BY",
 }
 DATA_ROWS = {"data.null": "data/NULL", "data.nan": "data/NaN", "data.infinity": "data/±Infinity",
-             "data.negative-zero": "data/-0.0", "data.empty": "data/empty table"}
+             "data.negative-zero": "data/-0.0", "data.empty": "data/empty table",
+             "data.long-partition": "data/long partitions (>= 1024 rows)",
+             "data.multi-batch": "data/multi-batch input (> 8192 rows)"}
 INVALID_QUERY = "error conformance/invalid: other reasons (overflow, division by zero, ...)"
 KIND_LABELS = {
     TypeKind.BOOL: "BOOLEAN", TypeKind.INT8: "TINYINT", TypeKind.INT16: "SMALLINT",
@@ -129,7 +131,10 @@ class CaseRows:
 
 def case_rows(case) -> CaseRows:
     """The rows `case` exercises (its query, its tables' columns and values)."""
-    return CaseRows(query_rows(case) | table_rows(case.tables.values()), expr_rows(case))
+    from harness.cases.features import partition_features
+
+    partitions = frozenset(DATA_ROWS[f] for f in partition_features(case))
+    return CaseRows(query_rows(case) | table_rows(case.tables.values()) | partitions, expr_rows(case))
 
 
 def query_rows(case) -> frozenset[str]:

@@ -15,7 +15,9 @@ A case's features are strings from one vocabulary (`FEATURES`):
   `window.order-constant`, `window.order-partition-key`,
   `window.expression-key`, `window.rows-without-order`: per expression);
 - the data (`data.null`, `data.nan`, `data.infinity`, `data.negative-zero`,
-  `data.empty`).
+  `data.empty`; `data.multi-batch`, a table of more than BATCH_ROWS rows;
+  `data.long-partition`, a window partition of at least LONG_PARTITION_ROWS
+  rows, counted over the table's rows before any WHERE or join).
 
 Window expressions are also described one by one (`ExprFeatures`), so that a
 wrong value can be pinned on the expression that computed it.
@@ -65,13 +67,17 @@ OPERATORS = ("where", "join", "left-join", "full-join", "cross-join", "group-by"
 DATA = ("null", "nan", "infinity", "negative-zero", "empty",
         # a RANGE offset frame over an integer key whose bound (key +- offset) lies
         # past the key's type for some key of the data: compared, never stored
-        "range-bound-past-key-type")
+        "range-bound-past-key-type", "long-partition", "multi-batch")
 SHAPES = ("top-n", "qualify", "top-n-siblings", "limit-lookahead", "over-union",
           "shared-partition-prefix")
 WINDOW_KEYS = ("order-null", "order-constant", "order-partition-key", "expression-key",
                "rows-without-order")
 RANKINGS = frozenset({"row_number", "rank", "dense_rank"})
 LOOKAHEAD = frozenset({"lead", "lag", "nth_value"})
+# A long partition, and an input that spans engine batches (DataFusion's
+# 8,192 rows; more than four of DuckDB's 2,048-row vectors).
+LONG_PARTITION_ROWS = 1024
+BATCH_ROWS = 8192
 
 FEATURES: frozenset[str] = frozenset(
     [f.value for f in Feature]
@@ -319,6 +325,8 @@ def data_features(tables: Iterable[pa.Table]) -> frozenset[str]:
     for table in tables:
         if table.num_rows == 0:
             out.add("data.empty")
+        if table.num_rows > BATCH_ROWS:
+            out.add("data.multi-batch")
         for column in table.columns:
             if column.null_count:
                 out.add("data.null")
@@ -340,11 +348,40 @@ def _float_features(column: pa.ChunkedArray) -> set[str]:
     return out
 
 
+def partition_features(case) -> frozenset[str]:
+    """`data.long-partition` when a window of the query has a partition of at
+    least LONG_PARTITION_ROWS rows in the case's tables: partitions by plain
+    columns counted in the table that holds them, a window without PARTITION
+    BY being one partition of the largest table (expression keys: not counted)."""
+    tables = list(case.tables.values())
+    if max((t.num_rows for t in tables), default=0) < LONG_PARTITION_ROWS:
+        return frozenset()
+    for _expr, spec in window_expressions(case.query).values():
+        if _longest_partition(spec, tables) >= LONG_PARTITION_ROWS:
+            return frozenset({"data.long-partition"})
+    return frozenset()
+
+
+def _longest_partition(spec: WindowSpec, tables: list[pa.Table]) -> int:
+    from harness.core.model import Column
+
+    if not spec.partition_by:
+        return max(t.num_rows for t in tables)
+    if not all(isinstance(k, Column) for k in spec.partition_by):
+        return 0
+    names = list(dict.fromkeys(k.name for k in spec.partition_by))
+    table = next((t for t in tables if all(n in t.column_names for n in names)), None)
+    if table is None or table.num_rows == 0:
+        return 0
+    counts = table.select(names).group_by(names).aggregate([([], "count_all")])
+    return pc.max(counts.column("count_all")).as_py()
+
+
 def query_features(case) -> frozenset[str]:
     """What `case` exercises outside its window expressions: operators, shapes,
     data, and the dialect features that are not one expression's."""
     out = ((dialect_features(case.query) - EXPR_LEVEL) | operator_features(case.query)
-           | shape_features(case.query) | data_features(case.tables.values()))
+           | shape_features(case.query) | data_features(case.tables.values()) | partition_features(case))
     if _range_bound_past_key_type(case):
         out |= {"data.range-bound-past-key-type"}
     return out

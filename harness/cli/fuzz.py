@@ -31,6 +31,7 @@ from harness.cli.options import (
 from harness.cli.progress import ProgressLine
 from harness.cli.report import check_report_option, write_report
 from harness.core.errors import InvalidInput
+from harness.generate.cases import LARGE_SHARE
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -98,6 +99,16 @@ def _campaign() -> argparse.ArgumentParser:
                    help="share of cases whose bare query (as written, without the harness's row id "
                    "and witness columns) runs too, since instrumenting changes the plan; every case "
                    "with a finding runs it as well (default: %(default)s)")
+    p.add_argument("--large-share", type=share, default=LARGE_SHARE,
+                   help="share of case seeds drawn for batch-scale tables (5,000-50,000 rows); "
+                   "about half are declined (joins, queries too costly for the reference) "
+                   "(default: %(default)s)")
+    p.add_argument("--profile-share", type=share, default=0.05,
+                   help="share of cases that also run on a batch-changing profile of one engine "
+                   "(default: %(default)s)")
+    p.add_argument("--thread-share", type=share, default=0.02,
+                   help="share of cases re-run on multi-threaded profiles, answers compared run "
+                   "to run (half the batch-scale cases at least) (default: %(default)s)")
     p.add_argument("--reruns", type=non_negative_int, default=3,
                    help="identical re-runs of each finding; verdicts that change make it "
                    "nondeterministic (default: %(default)s)")
@@ -128,6 +139,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         reduce_seconds=args.reduce_seconds, timeout_seconds=args.timeout,
         metamorphic_share=args.metamorphic_share, batch_size=args.batch_size,
         unbatched_share=args.unbatched_share, bare_share=args.bare_share, reruns=args.reruns,
+        large_share=args.large_share, profile_share=args.profile_share, thread_share=args.thread_share,
         engine_options=engine_options(args, list(engines)),
     )
     budget = f"{args.minutes:g} minutes" if args.minutes else f"{cases} cases"

@@ -30,11 +30,24 @@ import pyarrow as pa
 
 from harness.cases.case import Case
 from harness.core.errors import InvalidInput
-from harness.core.model import Column, Query, TableSchema, walk
+from harness.core.functions import is_aggregate
+from harness.core.model import (
+    BoundKind,
+    Column,
+    Exclusion,
+    Query,
+    Select,
+    TableSchema,
+    WindowSpec,
+    resolve_window,
+    walk,
+    window_exprs,
+)
 from harness.core.types import TypeKind
 from harness.generate.data import (
     HYPOTHESIS_MAX_ROWS,
     DataKnobs,
+    large_knobs,
     random_knobs,
     random_table,
     tie_heavy_knobs,
@@ -67,16 +80,63 @@ DATA_PRESETS: dict[str, Callable[[Draws], DataKnobs]] = {
     "default": random_knobs,
     "tie-heavy": tie_heavy_knobs,
 }
+# A share of cases get batch-scale tables (`harness.generate.data.large_knobs`):
+# drawn from the seed alone (its own stream, so no other draw shifts), and
+# recorded (`GeneratedCase.large`, the description, the campaign's case line).
+# About half the draws are declined (a join, or a query the reference cannot
+# evaluate at scale: `cheap_at_scale`), so about 3% of cases are batch-scale.
+LARGE_SHARE = 0.06
+
+
+# Window aggregates the reference computes for all frames of a partition at
+# once (`reference_impl.frame_aggregates.frames_at_once`); any other aggregate
+# over a frame that moves with the row costs the frame's size per row.
+_LINEAR_AGGREGATES = frozenset({"count", "sum", "avg", "min", "max"})
+
+
+def is_large(seed: str, share: float = LARGE_SHARE) -> bool:
+    """Whether the case of `seed` gets batch-scale tables."""
+    return Random(f"{seed}/large").random() < share
+
+
+def cheap_at_scale(query: Query) -> bool:
+    """Whether the reference evaluates `query` over batch-scale tables in about
+    linear time: no window aggregate outside its fast path (count, sum, avg,
+    min, max, without an aggregate ORDER BY, nor DISTINCT but for min and max)
+    over a frame that moves with the row (such a one is quadratic in the
+    partition's length: minutes for one partition of 10,000 rows)."""
+    for select in (n for n in walk(query) if isinstance(n, Select)):
+        for expr in window_exprs(select):
+            call = expr.func
+            if not is_aggregate(call.name) or _whole_partition(
+                    resolve_window(expr.window, select.windows, lenient=True)):
+                continue
+            linear = (call.name in _LINEAR_AGGREGATES and not call.order_by and not call.within_group
+                      and (not call.distinct or call.name in ("min", "max")))
+            if not linear:
+                return False
+    return True
+
+
+def _whole_partition(spec: WindowSpec) -> bool:
+    """Every row's frame is its whole partition (one computation per partition)."""
+    frame = spec.frame
+    if frame is None:
+        return not spec.order_by
+    return (frame.start.kind is BoundKind.UNBOUNDED_PRECEDING and frame.end.kind is BoundKind.UNBOUNDED_FOLLOWING
+            and frame.exclusion in (None, Exclusion.NO_OTHERS))
 
 
 @dataclass(frozen=True)
 class Limits:
     """Fixed sizes instead of drawn ones (benchmarks want like-for-like cases):
     `rows` rows in every table (a joined table keeps its cap), `windows`
-    window expressions in the outer select list."""
+    window expressions in the outer select list; and the share of seeds drawn
+    for batch-scale tables (none with `rows`)."""
 
     rows: int | None = None
     windows: int | None = None
+    large_share: float = LARGE_SHARE
 
 
 NO_LIMITS = Limits()
@@ -94,6 +154,7 @@ class GeneratedCase:
     swarm: frozenset[Swarm]
     picks: tuple[int, ...]
     shape: str
+    large: bool = False  # batch-scale tables (LARGE_SHARE)
 
 
 @dataclass(frozen=True)
@@ -122,7 +183,8 @@ def generate_case(seed: str, steer: Steer | None = None, picks: Sequence[int] | 
     seed = str(seed)
     portable = Random(f"{seed}/types").random() < PORTABLE_SHARE
     generated = draw_case(seed, Streams.from_seed(seed), steer, picks, data,
-                          kinds=PORTABLE_KINDS if portable else None, limits=limits)
+                          kinds=PORTABLE_KINDS if portable else None, limits=limits,
+                          large=_large(seed, limits))
     broken = maybe_invalid(seed, generated.case, invalid_share)
     if broken is None:
         return generated
@@ -142,24 +204,42 @@ def generate_sibling(shape: GeneratedCase, seed: str, data: str = "default",
     its own knobs; the sibling's rows need not fit them, which is fine."""
     seed = str(seed)
     streams = Streams.from_seed(seed)
-    knobs = _sized(streams, data, limits, joined=len(shape.case.schemas) > 1)
+    large = _large(seed, limits) and len(shape.case.schemas) == 1 and cheap_at_scale(shape.case.query)
+    knobs = _sized(streams, data, limits, joined=len(shape.case.schemas) > 1, large=large)
     tables = {s.name: random_table(streams.data, s, knobs[s.name]) for s in shape.case.schemas}
-    case = replace(shape.case, id=f"generated/{seed}", tables=tables,
-                   description=shape.case.description.replace(repr(shape.seed), repr(seed), 1))
+    description = shape.case.description.replace(repr(shape.seed), repr(seed), 1)
+    description = description.replace(_SCALE_NOTE, "", 1) + (_SCALE_NOTE if large else "")
+    case = replace(shape.case, id=f"generated/{seed}", tables=tables, description=description)
     kind = invalid_kind_of(case)
     if kind is not None and not still_invalid(kind, case.query, case):
         # A data exception (ntile(0)) needs rows, and these tables give the windows none.
         case = replace(case, error=None, tags=tuple(t for t in case.tags if not t.startswith("invalid")),
                        description=f"{case.description} (valid over these rows: no row reaches the windows)")
     return GeneratedCase(seed, case, {s.name: knobs[s.name] for s in shape.case.schemas},
-                         shape.swarm, shape.picks, shape.shape)
+                         shape.swarm, shape.picks, shape.shape, large)
 
 
-def _sized(streams: Streams, data: str, limits: Limits, joined: bool) -> dict[str, DataKnobs]:
-    """The knobs of both tables, drawn in a fixed order, then capped."""
+# How a case's description says that its tables are batch-scale.
+_SCALE_NOTE = "; batch-scale tables"
+
+
+def _large(seed: str, limits: Limits) -> bool:
+    """The batch-scale draw, unless the table sizes are fixed (benchmarks)."""
+    return limits.rows is None and is_large(seed, limits.large_share)
+
+
+def _sized(streams: Streams, data: str, limits: Limits, joined: bool,
+           large: bool = False) -> dict[str, DataKnobs]:
+    """The knobs of both tables, drawn in a fixed order, then capped. `large`
+    makes the first table batch-scale (from the knobs stream, after the
+    others' draws, so a case's other knobs stay as they were); a joined
+    table, and a first table that is joined, keep their caps (a batch-scale
+    case is never a join: see `generate_sibling` and `draw_case`)."""
     if data not in DATA_PRESETS:
         raise InvalidInput(f"unknown data preset {data!r} (known: {', '.join(DATA_PRESETS)})", "data")
     knobs = {name: DATA_PRESETS[data](streams.knobs) for name in (TABLE, JOINED)}
+    if large:
+        knobs[TABLE] = large_knobs(streams.knobs, knobs[TABLE])
     if limits.rows is not None:
         knobs = {name: replace(k, rows=limits.rows) for name, k in knobs.items()}
     if joined:
@@ -170,25 +250,38 @@ def _sized(streams: Streams, data: str, limits: Limits, joined: bool) -> dict[st
 def draw_case(seed: str, streams: Streams, steer: Steer | None = None,
               picks: Sequence[int] | None = None, data: str = "default",
               max_rows: int | None = None,
-              kinds: Collection[TypeKind] | None = None, limits: Limits = NO_LIMITS) -> GeneratedCase:
+              kinds: Collection[TypeKind] | None = None, limits: Limits = NO_LIMITS,
+              large: bool = False) -> GeneratedCase:
     """A case drawn from explicit streams (`seed` only names it); `max_rows`
-    caps the tables (Hypothesis draws every cell); `kinds` limits the column types."""
+    caps the tables (Hypothesis draws every cell); `kinds` limits the column
+    types; `large` makes the first table batch-scale (`_sized`)."""
     schemas = (random_schema(streams.schema, TABLE, kinds=kinds),
                random_schema(streams.schema, JOINED, kinds=kinds))
     knobs = _sized(streams, data, limits, joined=False)
+    unscaled_rows = knobs[TABLE].rows
+    if large:
+        knobs[TABLE] = large_knobs(streams.knobs, knobs[TABLE])
     if max_rows is not None:
         knobs = {name: _at_most(k, max_rows) for name, k in knobs.items()}
     chooser = Chooser(steer, tuple(picks or ()))
     generated = random_query(streams.query, schemas, knobs[TABLE], chooser, window_count=limits.windows)
+    if large and not cheap_at_scale(generated.query):
+        # Too costly for the reference at scale: the table keeps the row count
+        # the knobs had before (its small domain and skew stay, drawn already).
+        large = False
+        knobs[TABLE] = replace(knobs[TABLE], rows=unscaled_rows)
     if JOINED in generated.tables:
+        large = False  # a joined table keeps its cap (`_sized`)
         knobs = {TABLE: _at_most(knobs[TABLE], JOIN_MAX_ROWS), JOINED: _at_most(knobs[JOINED], JOINED_MAX_ROWS)}
     read = tuple(s for s in schemas if s.name in generated.tables)
     tables = {s.name: random_table(streams.data, s, knobs[s.name]) for s in read}
     used = tuple(_referenced_columns(s, generated.query) for s in read)
     tables = {s.name: tables[s.name].select([c.name for c in s.columns]) for s in used}
     case = _case(seed, data, generated, used, tables)
+    if large:
+        case = replace(case, description=case.description + _SCALE_NOTE)
     return GeneratedCase(seed, case, {s.name: knobs[s.name] for s in used}, generated.swarm,
-                         tuple(chooser.made), generated.shape.value)
+                         tuple(chooser.made), generated.shape.value, large)
 
 
 def _case(seed: str, data: str, generated: GeneratedQuery, schemas: tuple[TableSchema, ...],

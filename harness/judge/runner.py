@@ -596,29 +596,48 @@ def _flag_suspect_reference(
 # -- non-determinism ----------------------------------------------------------------
 
 
-def rerun(case: Case, engine: Engine, first: Result, times: int) -> Result:
+def run_prepared(prepared: PreparedCase, engine: Engine) -> Result:
+    """`run_case`'s verdict of one engine (not the reference) on a case prepared
+    already: the reference is not evaluated again."""
+    t0 = time.perf_counter()
+    result = _judge_engine(prepared.for_engine(engine), engine)
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def rerun(case: Case, engine: Engine, first: Result, times: int, answers: bool = False,
+          prepared: PreparedCase | None = None) -> Result:
     """`first` if `times` more identical runs of the case on the engine are judged
     the same; else a `nondeterministic` result that keeps each distinct answer.
 
-    Only verdicts are compared: two runs may order tied rows differently and
-    both be right, which the comparator already accepts.
+    Verdicts are compared: two runs may order tied rows differently and both
+    be right, which the comparator already accepts. With `answers`, failing
+    runs (every one judged the same, none a pass) are compared by their
+    answers too, as bags of rows, and in order where the query has an ORDER
+    BY: a wrong answer that changes from run to run is nondeterministic too.
+    Passing answers that differ are what ties allow, never a finding.
+    `prepared`: the case prepared already (the reference is not evaluated again).
     """
     if first.facts.bare:
-        bare = prepare_bare(case)
+        # The bare twin of the query the engine ran (a restricted one, where it ran that).
+        ran = case if first.ran_query is None else replace(case, query=first.ran_query, expected=None, error=None)
+        bare = prepare_bare(ran)
         assert bare is not None  # a bare verdict was made of it
         runs = [first] + [judge_bare(bare, engine) for _ in range(times)]
     else:
-        prepared = PreparedCase(case).for_engine(engine)
-        runs = [first] + [_judge_engine(prepared, engine) for _ in range(times)]
+        ready = (prepared or PreparedCase(case)).for_engine(engine)
+        runs = [first] + [_judge_engine(ready, engine) for _ in range(times)]
     verdicts = Counter(r.verdict.value for r in runs)
-    if len(verdicts) == 1:
-        return first
+    ordered = _ordered(case.query)
     distinct: list[Result] = []
     for r in runs:
-        if all(_answer_key(r) != _answer_key(d) for d in distinct):
+        if all(_answer_key(r, ordered) != _answer_key(d, ordered) for d in distinct):
             distinct.append(r)
+    if len(verdicts) == 1 and (not answers or first.verdict in PASSING or len(distinct) == 1):
+        return first
     seen = ", ".join(f"{v} x{n}" for v, n in verdicts.most_common())
-    detail = (f"{len(runs)} identical runs were judged {seen}; {len(distinct)} distinct answers; "
+    how = "judged" if len(verdicts) > 1 else "answered differently, each judged"
+    detail = (f"{len(runs)} identical runs were {how} {seen}; {len(distinct)} distinct answers; "
               f"first {first.verdict.value}: {first.detail}")
     return replace(first, verdict=Verdict.NONDETERMINISTIC, detail=detail,
                    notes=(*first.notes, *(f"answer {i + 1}: {r.verdict.value} {r.detail}"[:300]
@@ -626,8 +645,18 @@ def rerun(case: Case, engine: Engine, first: Result, times: int) -> Result:
                    distinct_answers=tuple(r.answer for r in distinct))
 
 
-def _answer_key(result: Result) -> object:
-    """An answer as a bag of rows (row order aside), or its error."""
+def _answer_key(result: Result, ordered: bool = False) -> object:
+    """An answer as a bag of rows (in its order too, when `ordered`), or its error.
+    The hidden columns (row id, witnesses) are left out: with ties, their
+    numbering may differ run to run whatever the answer."""
     if result.answer is None:
         return (result.verdict.value, result.detail)
-    return sorted(map(repr, result.answer.to_pylist()))
+    answer = result.answer
+    hidden = [n for n in answer.column_names if n.startswith("__wh_")]
+    rows = list(map(repr, answer.drop_columns(hidden).to_pylist() if hidden else answer.to_pylist()))
+    return rows if ordered else sorted(rows)
+
+
+def _ordered(query: Query) -> bool:
+    """Whether the query's answer has an order of its own (a top-level ORDER BY)."""
+    return bool(getattr(query, "order_by", ()))

@@ -34,6 +34,16 @@ PROFILES: ProfileTable = {
         "across a batch boundary at every row",
         config_options({"datafusion.execution.batch_size": "1"}),
     ),
+    "batch_size=7": Profile(
+        "batches of 7 rows: any input of more than 7 rows spans batches (and is "
+        "repartitioned by the partitions profiles)",
+        config_options({"datafusion.execution.batch_size": "7"}),
+    ),
+    "batch_size=100": Profile(
+        "batches of 100 rows: an input of more than 100 rows spans batches (and is "
+        "repartitioned by the partitions profiles)",
+        config_options({"datafusion.execution.batch_size": "100"}),
+    ),
     "small-memory": Profile(
         "a 4 MB fair spill pool (sorts reserve 256 KB to spill), so sorts spill "
         "from some ten thousand rows; a query that needs more fails, by design",

@@ -58,6 +58,11 @@ PROFILES: ProfileTable = {
         "sorter-backed store after one row, without spilling (safe at any size)",
         config_options({"spark.sql.windowExec.buffer.in.memory.threshold": "1"}),
     ),
+    "shuffle-partitions=8": Profile(
+        "eight shuffle partitions instead of the harness's two, AQE off so that none "
+        "are coalesced: window partitions hashed across eight tasks",
+        config_options({**_NO_AQE, "spark.sql.shuffle.partitions": "8"}),
+    ),
     "codegen-off": Profile(
         "interpreted execution: no whole-stage code generation and no generated "
         "expression code (factoryMode NO_CODEGEN, 0 classes compiled per query)",
