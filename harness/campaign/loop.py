@@ -248,7 +248,7 @@ class Shard:
                     self.steered.add(first)
         self.engines = engines if engines is not None else make_engines(config)
         self.maker = FindingMaker(config, self.engines, findings_dir, set(progress.findings))
-        self.drawn: dict[str, Engine] = {}  # profiled engines the draws asked for, started once
+        self.profiled: dict[str, Engine] = {}  # profiled engines the draws asked for, started once
 
     def groups(self, deadline: float | None) -> Iterator[list[int]]:
         """This shard's groups of sibling cases (those not done yet): g*B .. g*B+n-1
@@ -289,7 +289,7 @@ class Shard:
         shape_seed = case_seed(config.seed, first)
         picks = self.shape_picks.get(shape_seed)  # a group resumed after a kill: its query again
         shape = generate_case(shape_seed, steer=self.steer, picks=picks, data=config.data,
-                              limits=Limits(config.rows, config.windows))
+                              limits=Limits(config.rows, config.windows, config.large_share))
         return shape, time.perf_counter() - t0
 
     def run(self, emit: Emit, deadline: float | None) -> None:
@@ -307,7 +307,7 @@ class Shard:
                 if self.config.stop_when in self.maker.found:
                     break
         finally:
-            for engine in [*self.engines, *self.drawn.values()]:
+            for engine in [*self.engines, *self.profiled.values()]:
                 engine.close()
 
     def run_group(self, indices: list[int], emit: Emit) -> None:
@@ -529,18 +529,18 @@ class Shard:
         return out
 
     def _drawn_engine(self, name: str) -> Engine:
-        engine = self.drawn.get(name)
+        engine = self.profiled.get(name)
         if engine is None:
-            engine = self.drawn[name] = make_engine(name, self.config)
+            engine = self.profiled[name] = make_engine(name, self.config)
             engine.start()
-            self.maker.engines = [*self.engines, *self.drawn.values()]  # its findings reduce on it
+            self.maker.engines = [*self.engines, *self.profiled.values()]  # its findings reduce on it
         return engine
 
     def _settled(self, case, result: Result) -> Result:
         """A finding's verdict after `reruns` identical runs (nondeterministic if they differ)."""
         if self.config.reruns <= 0 or result not in findings_of([result]) or result.engine == "reference":
             return result
-        engine = next((e for e in [*self.engines, *self.drawn.values()] if e.name == result.engine), None)
+        engine = next((e for e in [*self.engines, *self.profiled.values()] if e.name == result.engine), None)
         if engine is None or engine.is_reference or result.verdict is Verdict.TIMEOUT:
             return result
         return rerun(case, engine, result, self.config.reruns)
