@@ -44,7 +44,7 @@ from harness.core.errors import Unsupported
 from harness.core.model import Column, Select, WindowExpr, WindowSpec
 from harness.engines.base import Engine
 from harness.engines.registry import get_dialect
-from harness.generate.cases import GeneratedCase, generate_case
+from harness.generate.cases import GeneratedCase, Limits, generate_case
 from harness.judge.compare import PASSING, Verdict
 from harness.judge.instrument import instrument
 from harness.judge.runner import Result, run_case
@@ -52,6 +52,9 @@ from harness.sql import write
 
 QUERIES = int(os.environ.get("WH_DIFF_QUERIES", "200"))
 CAMPAIGN_SEED = os.environ.get("WH_DIFF_SEED", "0")
+# Small cases only: the batch-scale share (thousands of rows) is judged in tests/test_scale.py
+# and by campaigns; here it would cost minutes of reference time over 200 seeds.
+SMALL = Limits(large_share=0.0)
 ENGINES = ["duckdb", "sqlite"]
 PEER_ORDER = "peer order differs between windows (by design)"
 
@@ -166,7 +169,7 @@ def describe(g: GeneratedCase, engine: Engine, result: Result) -> str:
         f"  table {name} ({g.knobs[name]}):\n" + "\n".join(f"    {row}" for row in table.to_pylist())
         for name, table in g.case.tables.items())
     return (f"seed {g.seed} on {engine.name}: {result.verdict.value}: {result.detail}\n"
-            f"  replay: generate_case({g.seed!r})\n"
+            f"  replay: generate_case({g.seed!r}, limits=Limits(large_share=0.0))\n"
             f"  canonical SQL:\n    {g.case.sql.replace(chr(10), chr(10) + '    ')}\n"
             f"  {engine.name} ran:\n    {(result.sql or '').replace(chr(10), chr(10) + '    ')}\n"
             f"{tables}")
@@ -182,7 +185,7 @@ def test_the_reference_agrees_with_the_engine_on_generated_queries(engines, name
     tally: Counter[str] = Counter()
     unexplained: list[str] = []
     for i in range(QUERIES):
-        g = generate_case(f"{CAMPAIGN_SEED}/{i}")
+        g = generate_case(f"{CAMPAIGN_SEED}/{i}", limits=SMALL)
         result = judge(g.case, engine)
         if result.verdict in PASSING:
             suffix = f" ({result.detail})" if result.verdict is Verdict.UNSUPPORTED else ""
@@ -213,7 +216,7 @@ def test_each_dialect_writes_a_good_share_and_refuses_the_rest_by_name(name: str
     dialect = get_dialect(name)
     written = 0
     for i in range(200):
-        query = generate_case(f"{CAMPAIGN_SEED}/{i}").case.query
+        query = generate_case(f"{CAMPAIGN_SEED}/{i}", limits=SMALL).case.query
         try:
             write(query, dialect)
             written += 1
