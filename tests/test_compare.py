@@ -527,15 +527,19 @@ def test_a_wrong_float_in_a_derived_table_is_pinned_on_its_column():
     assert outcome.column == "f" and outcome.difference == "engine 0.0, expected nan"
 
 
-def test_a_row_with_two_candidates_pins_no_column():
-    # Two expected rows share (id, k): which one the engine's row stands for is not certain.
+def test_rows_without_a_certain_counterpart_are_pinned_by_the_nearest_rows():
+    # Two expected rows share (id, k): which one the engine's row stands for is not
+    # certain; both are (1, 1, 4.0), so the difference is the same either way: pinned
+    # as the nearest rows' one difference.
     plan, oracle, right = _derived([1, 1], [1, 1], [1.0, 5.0])
     outcome = _judge(plan, oracle, _replace(right, 2, [7.0, 7.0]))
-    assert outcome.verdict is Verdict.MISMATCH and outcome.column is None
-    # A wrong exact value leaves no expected row with the row's other values: no pin either.
+    assert outcome.verdict is Verdict.MISMATCH
+    assert outcome.column == "f" and outcome.difference == "engine 7.0, expected 4.0"
+    # A wrong exact value leaves no expected row with the row's other values; the
+    # one expected row one value away pins it.
     plan, oracle, right = _derived([1, 2], [1, 2], [1.0, 5.0])
     outcome = _judge(plan, oracle, _replace(right, 1, [1, 3]))
-    assert outcome.verdict is Verdict.MISMATCH and outcome.column is None
+    assert outcome.verdict is Verdict.MISMATCH and outcome.column == "k"
 
 
 def test_the_baseline_explains_a_pinned_difference_inside_a_derived_table():

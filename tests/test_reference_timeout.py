@@ -116,7 +116,7 @@ def test_a_spark_job_shard_bounds_the_reference_by_its_timeout() -> None:
                             timeout_seconds=1e-4, isolate=False, reduce=False)
     batches = list(spark_job._run_shard(config, Progress(), 0, None))
     runs = [run for b in batches for run in pickle.loads(b.column("payload")[0].as_py()).values()]
-    assert [r.engine for _, _, run in runs for r in run.results if r.verdict is Verdict.TIMEOUT] \
+    assert [r.engine for _, _, run, _ in runs for r in run.results if r.verdict is Verdict.TIMEOUT] \
         == ["reference", "reference"]
 
 
@@ -139,3 +139,31 @@ def test_a_tie_search_past_the_time_limit_is_inconclusive_never_a_pass() -> None
     with time_limit(1e-6):
         timed = judge_answer(prepared, engine, Result(case.id, engine.name, Verdict.MATCH), wrong)
     assert timed.verdict is Verdict.INCONCLUSIVE and "did not finish" in timed.detail
+
+
+def test_a_tie_search_past_its_own_budget_is_inconclusive_never_a_pass(monkeypatch) -> None:
+    """Each evaluation of the reference fits, but one judgement's search over orders
+    of tied rows evaluates it again per order (seconds each on a batch-scale case):
+    past SEARCH_SECONDS in all, a right answer that only another order of the
+    tied rows gives is inconclusive, never a match."""
+    from harness.judge import oracle
+
+    case = case_from_doc({
+        "description": "a sliding sum over tied rows", "finding": {},
+        "tables": {"t": {"columns": {"id": "bigint", "x": "bigint"},
+                         "rows": [[i, 1 if i <= 4 else 2] for i in range(1, 9)]}},
+        "sql": "SELECT id, x, sum(id) OVER (ORDER BY x ASC ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS s "
+               "FROM t ORDER BY id",
+    }, Path("ties.yaml"))
+    prepared = _prepare(case)
+    shuffler = get_engine("duckdb~peer-shuffle")  # right answers, peers in a fresh order each time
+    default = reference_table(prepared.under(shuffler.dialect.semantics))
+    answers = [shuffler.run(prepared.tables, shuffler.render(prepared.plan.query)) for _ in range(30)]
+    other = next(a for a in answers if a.column("s") != default.column("s"))  # another order's sums
+    judged = judge_answer(prepared, shuffler, Result(case.id, shuffler.name, Verdict.MATCH), other)
+    assert judged.verdict is Verdict.MATCH, judged.detail  # right, found by searching
+    monkeypatch.setattr(oracle, "SEARCH_SECONDS", -1.0)  # every re-evaluation is past the budget
+    oracle._SHARED._by_key.clear()  # nothing kept from the search above
+    prepared = _prepare(case)
+    timed = judge_answer(prepared, shuffler, Result(case.id, shuffler.name, Verdict.MATCH), other)
+    assert timed.verdict is Verdict.INCONCLUSIVE and "took too long" in timed.detail, timed.detail

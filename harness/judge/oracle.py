@@ -14,6 +14,7 @@ import contextlib
 import itertools
 import signal
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
@@ -53,6 +54,7 @@ class Oracle:
 
     def evaluate(self, peer_order: PeerOrder | None = None) -> Evaluation:
         if peer_order is not None:
+            _searching()
             return _bounded(lambda: evaluate(self.query, self.tables, profile=self.profile,
                                              peer_order=peer_order))
         if self._default is None:
@@ -76,6 +78,30 @@ class Oracle:
 # -- the time limit ---------------------------------------------------------------
 
 _LIMIT: ContextVar[float | None] = ContextVar("reference_time_limit", default=None)
+
+# One judgement's search over orders of tied rows re-evaluates the reference
+# once per order it tries: cheap on a few rows, seconds each on a batch-scale
+# case. Past this many seconds of one search, the verdict is `inconclusive`.
+SEARCH_SECONDS = 10.0
+_SEARCH_DEADLINE: ContextVar[float | None] = ContextVar("peer_search_deadline", default=None)
+
+
+def _searching() -> None:
+    """An evaluation under another order of tied rows: past the search's deadline, stop."""
+    deadline = _SEARCH_DEADLINE.get()
+    if deadline is not None and time.monotonic() > deadline:
+        raise ReferenceTimeout("the search over orders of tied rows took too long")
+
+
+@contextlib.contextmanager
+def search_limit(seconds: float | None = None) -> Iterator[None]:
+    """Bound the re-evaluations under other peer orders made inside (`evaluate_permuted`)
+    to `seconds` (SEARCH_SECONDS) in all: past it they raise ReferenceTimeout."""
+    token = _SEARCH_DEADLINE.set(time.monotonic() + (SEARCH_SECONDS if seconds is None else seconds))
+    try:
+        yield
+    finally:
+        _SEARCH_DEADLINE.reset(token)
 
 
 @contextlib.contextmanager

@@ -58,7 +58,7 @@ from harness.judge.instrument import (
     instrument,
     with_rowid,
 )
-from harness.judge.oracle import Oracle
+from harness.judge.oracle import Oracle, search_limit
 from harness.judge.restrict import Restriction, restrict
 
 
@@ -522,7 +522,8 @@ def judge_answer(p: _Prepared, engine: Engine, result: Result, answer: pa.Table)
     else:
         judgement = Judgement(p.plan, engine.dialect.semantics.null_ordering)
         try:
-            _fill(result, p.comparator(answer, judgement, ref.oracle))
+            with search_limit():
+                _fill(result, p.comparator(answer, judgement, ref.oracle))
         except ReferenceTimeout as e:  # searching orders of tied rows evaluates it again and again
             _harness_failed(result, Verdict.INCONCLUSIVE, f"reference cannot evaluate: {e}")
             return said_restricted(result, p)
