@@ -207,3 +207,21 @@ def test_errors_are_short_engine_errors(sqlite: Engine) -> None:
 def test_the_registry_knows_sqlite(sqlite: Engine) -> None:
     assert get_dialect("sqlite") is SQLITE
     assert sqlite.version() == sqlite3.sqlite_version
+
+
+def test_a_runaway_query_times_out_instead_of_hanging(monkeypatch) -> None:
+    """SQLite 3.40 loops on a ROWS frame from 1 FOLLOWING to 2^63 - 1 FOLLOWING; in
+    this process nothing else would stop it."""
+    import pyarrow as pa
+
+    from harness.core.errors import EngineTimeout
+    from harness.engines.sqlite import adapter
+
+    monkeypatch.setattr(adapter, "QUERY_SECONDS", 0.5)
+    engine = adapter.SQLiteEngine()
+    t = pa.table({"k": pa.array([1, 2, 3], pa.int64())})
+    sql = "SELECT k, count(*) OVER (ORDER BY k ROWS BETWEEN 1 FOLLOWING AND 9223372036854775807 FOLLOWING) FROM t"
+    with pytest.raises(EngineTimeout, match="did not answer within 0.5 s"):
+        engine.run({"t": t}, sql)
+    # The engine still answers after it.
+    assert engine.run({"t": t}, "SELECT count(*) AS n FROM t").column("n").to_pylist() == [3]

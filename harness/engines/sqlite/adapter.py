@@ -16,12 +16,13 @@ REAL column) is float64, as a typed engine would cast it.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from harness.core.errors import EngineError, InvalidInput, Unsupported
+from harness.core.errors import EngineError, EngineTimeout, InvalidInput, Unsupported
 from harness.core.types import TypeKind, from_arrow
 from harness.engines.base import Engine, reload_tables
 from harness.engines.sqlite.dialect import NAN_DATA, OTHER_DATA, SQLITE, UNREPRESENTABLE_DATA
@@ -80,6 +81,12 @@ def to_arrow(names: list[str], rows: list[tuple]) -> pa.Table:
     return pa.Table.from_arrays(arrays, names=names)
 
 
+# A query's time limit in this process (the campaign's default per-query timeout),
+# checked every PROGRESS_STEPS virtual-machine steps.
+QUERY_SECONDS = 30.0
+PROGRESS_STEPS = 100_000
+
+
 class SQLiteEngine(Engine):
     name = "sqlite"
     dialect = SQLITE
@@ -104,12 +111,21 @@ class SQLiteEngine(Engine):
     def run(self, tables: Mapping[str, pa.Table], sql: str) -> pa.Table:
         check_representable(tables)
         con = self._connection()
+        deadline = time.monotonic() + QUERY_SECONDS
+        # SQLite runs in this process: its own progress handler stops a query that
+        # runs away (3.40 loops on `ROWS BETWEEN 1 FOLLOWING AND 9223372036854775807
+        # FOLLOWING`), where the other engines' workers are killed from outside.
+        con.set_progress_handler(lambda: time.monotonic() > deadline, PROGRESS_STEPS)
         try:
             self._load(con, tables)
             cursor = con.execute(sql)
             rows = cursor.fetchall()
         except (sqlite3.Error, sqlite3.Warning) as e:
+            if isinstance(e, sqlite3.OperationalError) and time.monotonic() > deadline:
+                raise EngineTimeout(self.name, f"did not answer within {QUERY_SECONDS:g} s; interrupted") from e
             raise EngineError(self.name, short_message(e)) from e
+        finally:
+            con.set_progress_handler(None, PROGRESS_STEPS)
         names = [d[0] for d in cursor.description or ()]
         return to_arrow(names, rows)
 
