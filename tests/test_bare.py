@@ -245,46 +245,7 @@ def test_a_bare_twin_is_no_finding_of_its_own_where_the_instrumented_query_fails
     assert results[1].bare is not None and results[1].bare.verdict is Verdict.MISMATCH
 
 
-# -- in a campaign ----------------------------------------------------------------------
-
-
-def _campaign(tmp_path, bare_share: float, cases: int):
-    from harness.campaign.loop import CampaignConfig, run_campaign
-    from harness.findings.majority import ENGINE_VS_ALL
-
-    return run_campaign(CampaignConfig(
-        seed=20261122, engines=("duckdb", SINGLE), out=tmp_path / f"bare-{bare_share}", cases=cases,
-        batch_size=2, bare_share=bare_share, reduce=True, reduce_seconds=30, isolate=False,
-        metamorphic_share=0, stop_when=ENGINE_VS_ALL))
-
-
-def test_a_campaign_finds_and_reduces_the_single_window_fault_through_the_bare_query(tmp_path):
-    from harness.cases.case import load_case
-    from harness.findings.majority import ENGINE_VS_ALL
-
-    result = _campaign(tmp_path, bare_share=0.15, cases=40)
-    mine = [f for f in result.findings if f["engine"] == SINGLE]
-    assert mine and all(f["facts"].get("bare") for f in mine), mine
-    assert all(" | bare-mismatch | " in f["signature"] and f["classification"] == ENGINE_VS_ALL for f in mine)
-    best = min((f for f in mine if f.get("reduced_file")), key=lambda f: f["reduced_rows"])
-    assert best["reduced_rows"] <= 10
-    case = load_case(tmp_path / "bare-0.15" / best["reduced_file"])
-    assert case.finding["reduction"]["confirmed"] is True
-    assert case.finding["engines"][SINGLE]["bare"]["verdict"] == "mismatch"
-    (faulty,) = run_case(case, [get_engine(SINGLE)], bare=True)
-    (real,) = run_case(case, [get_engine("duckdb")], bare=True)
-    assert faulty.verdict is Verdict.MATCH and faulty.bare.verdict is Verdict.MISMATCH
-    assert real.verdict is Verdict.MATCH and real.bare.verdict is Verdict.MATCH
-    assert result.summary["bare"]["cases"] >= 1
-
-
-def test_without_the_bare_query_the_same_campaign_finds_nothing(tmp_path):
-    # The same seed, whose first group's query has a single window (the test above):
-    # its instrumented runs never meet the planted bug.
-    result = _campaign(tmp_path, bare_share=0.0, cases=40)
-    assert result.summary["cases"] == 40
-    assert [f for f in result.findings if f["engine"] == SINGLE] == []
-    assert result.summary["bare"] == {"cases": 0, "verdicts": {}}
+# -- in a campaign: tests/test_faulty_campaigns.py (the single-window fault) ---------------
 
 
 def test_run_with_bare_lists_the_bare_failure_and_fails(engines):
