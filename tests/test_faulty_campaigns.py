@@ -29,11 +29,8 @@ from harness.judge.runner import run_case
 from harness.results.store import CASES as CASES_FILE
 
 FAULTS = ["range-offset", "desc-nulls", "exclude-ties", "tie-value", "ntile", "ignore-nulls",
-          "float-sum-6", "topn-frame", "limit-lead", "single-window"]
-# Not yet here: `long-partition` and `batch-null-peers` (tests/test_faulty_engines.py
-# catches each on a hand-made case of 1,100 and 2,100 rows). A short seeded campaign
-# does not reach them yet: a batch-scale case needs a moving ROWS frame (or a NULL
-# window key past row 2,048) and the reference-cost rule declines most of them.
+          "float-sum-6", "topn-frame", "limit-lead", "single-window", "long-partition",
+          "batch-null-peers"]
 CASES = 800
 SEED = 20261122
 # RANGE n PRECEDING over keys n + 1 apart is one frame among many since issue 19
@@ -46,10 +43,12 @@ MAX_ROWS = 10
 # so a row past it has one after it), an input past its 2,048th row (2,049). The
 # reducer's 30 seconds get close to that, not to it.
 MAX_ROWS_FOR = {"long-partition": 4096, "batch-null-peers": 4096}
-# Their campaigns draw batch-scale tables for half the seeds (a campaign's default
-# is LARGE_SHARE, 6%, half of them declined): the bug needs rows, and the test is of
-# finding and reducing it, not of waiting for the 3%.
-LARGE_FOR_SIZE_BUGS = 0.5
+# Their campaigns give every table that many rows (`CampaignConfig.rows`, as the
+# benchmarks fix it): a partition past row 1,024, an input past row 2,048. A
+# campaign's own batch-scale share (3% of cases) reaches them too, but seldom: a
+# batch-scale case also needs a moving ROWS aggregate or a NULL window key late
+# in its input, and the test is of finding and reducing the bug, not of waiting.
+ROWS_FOR = {"long-partition": 1100, "batch-null-peers": 2100}
 CONTROL = "duckdb~peer-shuffle"
 CONTROL_CASES = 10_000
 
@@ -59,12 +58,12 @@ pytestmark = pytest.mark.slow
 
 def config_for(fault: str, out, **changes) -> CampaignConfig:
     """The campaign that hunts one fault: the shares that cost time and do not
-    reach its bug are off (batch-scale data but for the faults that need rows, the
-    bare query but for the fault only it shows, drawn profiles and thread re-runs)."""
+    reach its bug are off (batch-scale data, the bare query but for the fault only
+    it shows, drawn profiles and thread re-runs); tables as long as its bug needs."""
     return replace(CampaignConfig(
         seed=SEED_FOR.get(fault, SEED), engines=("duckdb", f"duckdb~{fault}"), out=out, cases=CASES,
         batch_size=BATCH, reduce=True, reduce_seconds=30, isolate=False, metamorphic_share=0,
-        stop_when=ENGINE_VS_ALL, large_share=LARGE_FOR_SIZE_BUGS if fault in MAX_ROWS_FOR else 0.0,
+        stop_when=ENGINE_VS_ALL, rows=ROWS_FOR.get(fault), large_share=0.0,
         bare_share=0.15 if fault == "single-window" else 0.0, profile_share=0.0, thread_share=0.0),
         **changes)
 
