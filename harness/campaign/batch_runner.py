@@ -140,6 +140,10 @@ def _run_batched(prepared: list[_Prepared], members: list[int], engine: Engine,
     try:
         answer = engine.run(batch.tables, sql)
         parts = batch.split(answer)
+    except Unsupported:
+        # A value (or type) in some case's rows the engine cannot hold: a property of
+        # that case's data, not of the query, so each case runs on its own and says so.
+        return
     except (EngineError, EngineCrash, EngineTimeout, NotBatchable):
         _shared_refusal(prepared, members, engine, results)
         return
