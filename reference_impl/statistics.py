@@ -236,6 +236,15 @@ def pair_magnitude(rows: list[tuple]) -> float | None:
     return math.sqrt(ys * xs)
 
 
+def _as_float(exact: Fraction) -> float:
+    """An exact non-negative spread as a float; past the largest double, inf (a spread
+    of values near 1e300 squared: the error it scales is then below any float's)."""
+    try:
+        return float(exact)
+    except OverflowError:
+        return math.inf
+
+
 def _scaled_magnitude(by_x_only: bool) -> Callable[[list[tuple]], float | None]:
     """corr's (and regr_slope's) error: the covariance's, over the spread(s)."""
 
@@ -244,8 +253,8 @@ def _scaled_magnitude(by_x_only: bool) -> Callable[[list[tuple]], float | None]:
         pairs = Pairs(rows)
         if base is None or not pairs.finite or pairs.n == 0:
             return base
-        vx = float(pairs.spread(pairs.xs, pairs.xs) / pairs.n)
-        vy = float(pairs.spread(pairs.ys, pairs.ys) / pairs.n)
+        vx = _as_float(pairs.spread(pairs.xs, pairs.xs) / pairs.n)
+        vy = _as_float(pairs.spread(pairs.ys, pairs.ys) / pairs.n)
         denominator = vx if by_x_only else math.sqrt(vx * vy)
         return max(base / denominator, 1.0) if denominator > 0 else base
 

@@ -190,3 +190,16 @@ def test_a_zero_spread_gives_null_before_a_non_finite_value_gives_nan():
     assert whole("corr", data, col("y"), col("x")) is None
     spread = table(y=("double precision", [math.nan, 1.0]), x=("integer", [0, 1]))
     assert math.isnan(whole("regr_slope", spread, col("y"), col("x")))
+
+
+def test_a_spread_past_the_largest_double_is_no_internal_error() -> None:
+    """Values near 1e300 square past the largest double: the exact slope and correlation
+    of y = x are 1 (a campaign found the reference failing its own tolerance's
+    magnitude there: `OverflowError: integer division result too large for a float`)."""
+    import pyarrow as pa
+
+    from reference_impl import evaluate
+
+    t = pa.table({"p": pa.array([1, 1], pa.int64()), "f": pa.array([4.0, 1e300])})
+    q = parse("SELECT regr_slope(f, f) OVER (PARTITION BY p) AS s, corr(f, f) OVER (PARTITION BY p) AS c FROM t")
+    assert evaluate(q, {"t": t}).table.to_pylist() == [{"s": 1.0, "c": 1.0}] * 2
