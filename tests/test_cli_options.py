@@ -33,6 +33,8 @@ OUT_OF_RANGE = [
     ("fuzz", "--seed", "-5"), ("fuzz", "--jobs", "0"), ("fuzz", "--reduce-seconds", "0"),
     ("fuzz", "--timeout", "0"), ("fuzz", "--timeout", "nan"), ("fuzz", "--metamorphic-share", "1.5"),
     ("fuzz", "--batch-size", "0"), ("fuzz", "--unbatched-share", "-0.1"), ("fuzz", "--reruns", "-1"),
+    ("fuzz", "--bare-share", "1.01"), ("fuzz", "--large-share", "-0.5"), ("fuzz", "--profile-share", "2"),
+    ("fuzz", "--thread-share", "nan"),
     ("gate", "--budget-seconds", "-1"), ("gate", "--budget-cases", "-1"), ("gate", "--seed", "-1"),
     ("gate", "--timeout", "0"), ("gate", "--timeout", "inf"),
     ("reduce", "--seconds", "0"), ("reduce", "--seconds", "-2"),
