@@ -173,7 +173,7 @@ def test_a_fuzz_campaign_report_plots_its_throughput(tmp_path: Path) -> None:
     assert "frame mode" in page.all_text  # the matrix has rows from the generated queries
     import re
 
-    assert re.search(r"inconclusive \d+ of 80 engine verdicts \(\d+\.\d\d%; duckdb \d+\.\d\d%, sqlite",
+    assert re.search(r"inconclusive \d+ of \d+ engine verdicts \(\d+\.\d\d%; duckdb \d+\.\d\d%, ",
                      page.all_text)  # the share the harness left undecided
 
 

@@ -25,7 +25,7 @@ RANKING = str(ROOT / "cases" / "ranking")
 ENGINES = "reference,duckdb,sqlite,duckdb~ntile"  # the faulty ntile makes findings with answers
 # A faulty value among tied rows: findings in the corpus and in a short seeded fuzz.
 GATE = ["gate", "--engines", "reference,duckdb,duckdb~tie-value", "--corpus", RANKING,
-        "--budget-cases", "30", "--seed", "3", "--format", "json"]
+        "--budget-cases", "30", "--seed", "2", "--format", "json"]
 MADE = re.compile(r"made \d{4}-\d\d-\d\d \d\d:\d\d by")  # the page's only clock reading
 
 
