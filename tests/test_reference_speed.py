@@ -424,7 +424,7 @@ def test_replace_exprs_is_the_lookup_by_value(seed, data):
 
 
 def test_a_copy_that_keeps_the_sub_nodes_shares_the_analysis():
-    case = generate_case("memo/1", limits=Limits(rows=20, windows=3)).case
+    case = generate_case("memo/2", limits=Limits(rows=20, windows=3)).case
     query = case.query
     copy_ = dataclasses.replace(query, limit=None)
     assert copy_ is not query
