@@ -525,3 +525,26 @@ def test_a_split_search_still_judges_every_cell_and_row():
     assert compare(right.slice(1), judge, oracle).verdict is Verdict.MISMATCH  # a row left out
     twice = pa.concat_tables([right.slice(0, 40), right.slice(0, 1)])
     assert compare(twice, judge, oracle).verdict is Verdict.MISMATCH  # a row twice, one missing
+
+
+def test_the_last_column_the_order_and_a_value_among_ties_are_each_judged():
+    """Through the unit-by-unit search (issue 19): a right answer under another order
+    of tied rows matches; a wrong value in the LAST column, two rows swapped under the
+    query's ORDER BY, and a wrong value inside a tie group each fail."""
+    sql = ("SELECT id, k, lag(id, 1, -1) OVER (PARTITION BY g ORDER BY k ASC NULLS LAST) AS prev, "
+           "sum(id) OVER (PARTITION BY g ORDER BY k ASC NULLS LAST ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS s "
+           "FROM t ORDER BY id ASC NULLS LAST")
+    table = pa.table({"id": pa.array(range(1, 13), pa.int64()), "g": pa.array([0] * 6 + [1] * 6, pa.int64()),
+                      "k": pa.array([1, 1, 1, 2, 2, 3] * 2, pa.int64())})
+    plan = instrument(parse(sql), _schemas(t=table))
+    oracle = Oracle(plan.unlimited, with_rowid({"t": table}))
+    right = oracle.evaluate(_order(lambda n: list(range(n))[::-1])).table
+    judge = Judgement(plan, NULLS_LARGEST)
+    assert compare(right, judge, oracle).verdict is Verdict.MATCH
+    last = right.column(3).to_pylist()
+    assert compare(_with_column(right, 3, [*last[:-1], last[-1] + 1]), judge, oracle).verdict is Verdict.MISMATCH
+    swapped = right.take(pa.array([1, 0, *range(2, right.num_rows)]))
+    assert compare(swapped, judge, oracle).verdict is Verdict.MISMATCH
+    tied = right.column(2).to_pylist()
+    tied[1] = 999  # row 2 ties with rows 1 and 3 on k; no order gives lag 999
+    assert compare(_with_column(right, 2, tied), judge, oracle).verdict is Verdict.MISMATCH
