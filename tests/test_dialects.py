@@ -156,6 +156,9 @@ FEATURE_EXAMPLES: dict[Feature, tuple[str, str]] = {
     Feature.OFFSET_BEYOND_INT: (
         "SELECT id, count(*) OVER (ORDER BY id ASC ROWS BETWEEN 2147483648 PRECEDING AND CURRENT ROW) "
         "AS x FROM t", "2147483648 PRECEDING"),
+    Feature.FOLLOWING_FRAME_TO_HUGE_OFFSET: (
+        "SELECT id, count(*) OVER (ORDER BY id ASC ROWS BETWEEN 1 FOLLOWING AND 2147483647 FOLLOWING) "
+        "AS x FROM t", "2147483647 FOLLOWING"),
     # An INTEGER offset: PostgreSQL has lag(anyelement, integer) only.
     Feature.LAG_ROW_OFFSET: (
         "SELECT id, lag(v, CAST(k AS INTEGER)) OVER (ORDER BY id ASC) AS x FROM t", "lag(v, CAST(k AS"),

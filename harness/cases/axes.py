@@ -71,6 +71,7 @@ FEATURE_ROWS: dict[str, tuple[str, ...]] = {
     Feature.INTERVAL_LITERAL.value: ("data/INTERVAL literal",),
     Feature.NAN_LITERAL.value: ("data/NaN",),
     Feature.OFFSET_BEYOND_INT.value: ("frame bound/offset past INTEGER (near 2^63)",),
+    Feature.FOLLOWING_FRAME_TO_HUGE_OFFSET.value: ("frame bound/n FOLLOWING to 2^31-1 FOLLOWING or more",),
     Feature.LAG_ROW_OFFSET.value: ("modifier/lag or lead offset per row",),
     Feature.LAG_ROW_DEFAULT.value: ("modifier/lag or lead default per row",),
     Feature.LAG_NULL_OFFSET.value: ("modifier/lag or lead NULL offset",),

@@ -98,6 +98,10 @@ class Feature(Enum):
     # INTEGER (`ROWS BETWEEN 9223372036854775807 PRECEDING ...`, `lag(x,
     # 2147483648)`): Spark takes INT offsets only.
     OFFSET_BEYOND_INT = "offset.beyond-int"
+    # A ROWS or GROUPS frame that starts n FOLLOWING and ends at an offset of
+    # the largest INTEGER (2^31 - 1) or more FOLLOWING: SQLite 3.40 steps through
+    # the end offset one row at a time and does not finish (`sqlite` dialect).
+    FOLLOWING_FRAME_TO_HUGE_OFFSET = "frame.following-to-huge-offset"
     # lag/lead offsets and defaults that are not constants: `lag(x, k % 3)`
     # (an offset per row), `lag(x, 1, y)` (a default per row), and
     # `lag(x, CAST(NULL AS BIGINT))` (the result is NULL, as the offset is).

@@ -526,6 +526,9 @@ class _Writer:
         offsets = (offset_value(f.start.offset), offset_value(f.end.offset))
         if all(isinstance(o, Interval) for o in offsets) and offsets[0].unit != offsets[1].unit:
             self.require(Feature.RANGE_MIXED_INTERVAL_UNITS)
+        if f.mode is not FrameMode.RANGE and f.start.kind is BoundKind.FOLLOWING \
+                and f.end.kind is BoundKind.FOLLOWING and _huge(offsets[1]):
+            self.require(Feature.FOLLOWING_FRAME_TO_HUGE_OFFSET)
         start, end = self.bound(f.start, f.mode), self.bound(f.end, f.mode)
         text = f"{f.mode.value} BETWEEN {start} AND {end}"
         if f.exclusion is not None:
@@ -610,6 +613,10 @@ _MAX_INT = 2**31 - 1
 
 def _beyond_int(value: object) -> bool:
     return type(value) is int and value > _MAX_INT
+
+
+def _huge(value: object) -> bool:
+    return type(value) is int and value >= _MAX_INT
 
 
 def _reads_rows(expr: Expr) -> bool:
