@@ -123,6 +123,22 @@ def test_findings_are_deduplicated_by_signature_and_saved_as_case_files(tmp_path
         assert finding["count"] == sum(1 for x in occurrences if x["key"] == finding["key"])
 
 
+def test_a_reduction_never_runs_past_the_campaigns_minutes(tmp_path):
+    """Under --minutes a reduction ends with the campaign: one that would start with
+    less than MIN_REDUCE_SECONDS left is not begun (the finding is saved unreduced)."""
+    from harness.findings.finding import MIN_REDUCE_SECONDS
+
+    out = tmp_path / "c"
+    minutes = 0.9 * MIN_REDUCE_SECONDS / 60  # the whole campaign is shorter than one reduction
+    result = run_campaign(CampaignConfig(seed=1, engines=("duckdb~tie-value",), out=out, minutes=minutes,
+                                         reduce=True, isolate=False, metamorphic_share=0))
+    assert result.findings, "the planted bug was not found"
+    for finding in result.findings:
+        assert (out / finding["file"]).is_file()
+    assert not [x for x in _lines(out / FINDINGS) if x.get("event") == "reduced"]
+    assert not list(out.rglob("*.reduced.yaml"))
+
+
 def test_jobs_shard_the_indices_and_give_the_same_verdicts(tmp_path):
     def verdicts(out: Path, jobs: int, batch_size: int | None) -> dict:
         run_campaign(CampaignConfig(seed=9, engines=("duckdb",), out=out, cases=12, jobs=jobs,

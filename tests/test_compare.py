@@ -168,6 +168,28 @@ def test_duplicate_rows_are_a_multiset():
     assert _judge(plan, oracle, _replace(table, 0, [1, 2, 2])).verdict is Verdict.MISMATCH
 
 
+def test_a_large_bag_whose_non_float_values_repeat_is_matched_row_for_row():
+    """Rows matched as a bag, with the only non-float column repeating (a bucket of
+    2000 rows): identical rows pair at once, a float a rounding away still pairs,
+    and one float past the bound, or one row duplicated in place of another, fails."""
+    n = 2000
+    plan, oracle = _setup("SELECT g, x FROM (SELECT g, x FROM t) AS s",
+                          {"g": [i % 2 for i in range(n)], "x": [i / 7 for i in range(n)]},
+                          {"x": pa.float64()})
+    assert plan.rowid_column is None
+    right = oracle.evaluate().table
+    shuffled = right.take(list(reversed(range(n))))
+    assert _judge(plan, oracle, shuffled).verdict is Verdict.MATCH
+    xs = shuffled.column(1).to_pylist()
+    rounded = [x * (1 + 2.0**-52) for x in xs]
+    assert _judge(plan, oracle, _replace(shuffled, 1, rounded)).verdict is Verdict.MATCH
+    off = [*xs[:-1], xs[-1] + 1e-6]
+    outcome = _judge(plan, oracle, _replace(shuffled, 1, off))
+    assert outcome.verdict is Verdict.MISMATCH and "is not among the expected rows" in outcome.detail
+    twice = [*xs[:-1], xs[-3]]  # the last row's x repeats another row with the same g
+    assert _judge(plan, oracle, _replace(shuffled, 1, twice)).verdict is Verdict.MISMATCH
+
+
 def test_integer_widths_are_one_class_but_float_is_not():
     plan, oracle = _setup("SELECT id, rank() OVER (ORDER BY id ASC NULLS LAST) AS r FROM t", {"id": [1, 2]})
     table = oracle.evaluate().table

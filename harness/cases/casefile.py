@@ -109,7 +109,12 @@ def save_case(case: Case, path: Path, finding: Mapping | None = None) -> Path:
     return path
 
 
-class _Dumper(yaml.SafeDumper):
+# libyaml's emitter where PyYAML was built with it: a finding at batch scale holds
+# tens of thousands of rows, which the pure-Python emitter takes seconds to write.
+_SafeDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _Dumper(_SafeDumper):  # type: ignore[misc,valid-type]
     """Multi-line strings (SQL) as literal blocks; everything else as safe YAML."""
 
 

@@ -85,9 +85,9 @@ def _campaign() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=positive_float, default=30.0,
                    help="seconds an engine may take per query before it is killed and restarted "
                    "(default: %(default)s)")
-    p.add_argument("--metamorphic-share", type=share, default=0.2,
-                   help="share of query shapes whose first case also gets a metamorphic check on each engine "
-                   "(default: %(default)s)")
+    p.add_argument("--metamorphic-share", type=share, default=0.4,
+                   help="share of query shapes whose first case also gets metamorphic checks on each engine, "
+                   "two relations per engine drawn from those that apply (default: %(default)s)")
     p.add_argument("--batch-size", type=positive_int, default=None,
                    help="sibling cases per query shape, run as one batched query per engine; "
                    "1 runs every case alone (default: chosen per shape, 1 to 20, as many as "

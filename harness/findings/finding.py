@@ -32,6 +32,8 @@ FINDING_VERDICTS = frozenset({
     Verdict.WRONGLY_REJECTED,
 })
 HIDDEN_PREFIX = "__wh_"
+# A reduction given less time than this (the campaign's end is near) is not begun.
+MIN_REDUCE_SECONDS = 5.0
 
 
 def finding_signature(case: Case, result: Result) -> Signature:
@@ -107,6 +109,9 @@ class FindingMaker:
         # Each case file this maker wrote, by its path under the campaign directory:
         # what an in-process caller (the gate) reads instead of the files.
         self.saved: dict[str, SavedCase] = {}
+        # The campaign's end (time.time()), when it has one: a reduction never runs
+        # past it; a finding met too late stays unreduced (`window-harness reduce`).
+        self.deadline: float | None = None
 
     def save(self, case: Case, path: Path, record: dict) -> None:
         """Write a finding's case file, and keep it."""
@@ -177,8 +182,13 @@ class FindingMaker:
 
     def reduce(self, case: Case, sig: Signature, result: Result, record: dict) -> dict | None:
         path = self.directory / f"{sig.key}.reduced.yaml"
+        seconds = self.config.reduce_seconds
+        if self.deadline is not None:
+            seconds = min(seconds, self.deadline - time.time())
+            if seconds < MIN_REDUCE_SECONDS:
+                return None
         outcome = reduce_finding(case, sig.key, self.engines_for(result), self.engines,
-                                 self.config.reduce_seconds, bare=bool(result.facts.bare))
+                                 seconds, bare=bool(result.facts.bare))
         self.save(outcome.case, path, {**record, **outcome.record(f"{sig.key}.yaml", self.versions())})
         return {"kind": "reduced", "key": sig.key,
                 "file": str(path.relative_to(self.directory.parent)),

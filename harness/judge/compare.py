@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -166,21 +166,39 @@ class _Matcher:
         return None
 
     def _match_as_bag(self, actual: list[int], expected: list[int]) -> _Diff | None:
-        buckets: dict[tuple, list[int]] = defaultdict(list)
+        # Expected rows not yet matched, bucketed by their exact (non-float) values,
+        # in order (a dict, so a match leaves its bucket at once); and by every value,
+        # floats too: an engine row equal to an expected one in every cell is matched
+        # without a scan, so a bag of 10^4 rows whose non-float values repeat (ranks,
+        # counts) is no quadratic search. Each pairing is still checked by `row_diff`.
+        buckets: dict[tuple, dict[int, None]] = defaultdict(dict)
+        identical: dict[tuple, deque[int]] = defaultdict(deque)
         for e in expected:
-            buckets[self._exact_key(self.expected, e)].append(e)
+            buckets[self._exact_key(self.expected, e)][e] = None
+            identical[self._every_value(self.expected, e)].append(e)
         sizes = {key: len(bucket) for key, bucket in buckets.items()}
         for a in actual:
             key = self._exact_key(self.actual, a)
-            bucket = buckets.get(key, [])
-            hit = next((e for e in bucket if self.row_diff(a, e) is None), None)
+            bucket = buckets.get(key, {})
+            hit = self._identical(a, identical, bucket)
+            if hit is None:
+                hit = next((e for e in bucket if self.row_diff(a, e) is None), None)
             if hit is None:
                 missing = f"engine row {self._user(self.actual, a)} is not among the expected rows"
-                pinned = self._pinned(a, bucket, sizes.get(key, 0), missing)
+                pinned = self._pinned(a, list(bucket), sizes.get(key, 0), missing)
                 if pinned.column is not None:
                     return pinned
                 return self._nearest(a, [e for rest in buckets.values() for e in rest], missing)
-            bucket.remove(hit)
+            del bucket[hit]
+        return None
+
+    def _identical(self, a: int, identical: dict[tuple, deque[int]], bucket: dict[int, None]) -> int | None:
+        """The first unmatched expected row holding the engine row's very values."""
+        same = identical.get(self._every_value(self.actual, a))
+        while same:
+            e = same.popleft()
+            if e in bucket and self.row_diff(a, e) is None:
+                return e
         return None
 
     def _pinned(self, a: int, bucket: list[int], size: int, missing: str) -> _Diff:
@@ -219,6 +237,9 @@ class _Matcher:
         av, ev = self.actual.rows[a][c], self.expected.rows[e][c]
         single = self.actual.single[c] or self.expected.single[c]
         return not cells_equal(av, ev, cell_tolerance(self.expected, c, e, single))
+
+    def _every_value(self, rows: Rows, r: int) -> tuple:
+        return tuple(hashable(rows.rows[r][c]) for c in self.columns)
 
     def _exact_key(self, rows: Rows, r: int) -> tuple:
         # Floats are left out of the bucket key: they match within a tolerance.
