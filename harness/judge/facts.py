@@ -46,8 +46,10 @@ class Facts:
     # beside the instrumented one; a finding of its own kind when that passed.
     bare: bool | None = None
     # What the engine ran instead of the case's query (`harness.judge.restrict`):
-    # each top-level SELECT item it left out, as (output column, feature its
-    # dialect lacks); the ORDER BY keys left out with them; and spellings that
+    # each SELECT item it left out, as (output column, feature its dialect
+    # lacks); an item of a derived table or WITH query is named `s.d`, and an
+    # item left out because it reads such a column has the reason
+    # `reads left-out s.d` for a feature; the ORDER BY keys left out with them; and spellings that
     # differ from the case's but mean the same. The verdict is judged against the
     # reference on that same restricted query.
     left_out: tuple[tuple[str, str], ...] | None = None

@@ -20,35 +20,35 @@ against the reference evaluated on that same restricted query:
    the feature it needs;
 3. the rest of the query is unchanged: FROM, WHERE, GROUP BY, HAVING,
    QUALIFY (never dropped: it filters rows), LIMIT, windows inside derived
-   tables and subqueries. A top-level ORDER BY key naming a left-out item
+   tables and subqueries (but see 4). A top-level ORDER BY key naming a left-out item
    is left out too, and said (the reference orders the same restricted
    query, so the order judged is the order asked for); a positional key
    (ORDER BY 3, GROUP BY 2) is renumbered. Named windows no kept item uses
-   are left out of the WINDOW clause (an unused definition changes nothing).
+   are left out of the WINDOW clause (an unused definition changes nothing);
+4. when that finds nothing (the refusal is inside a derived table or a WITH
+   query), the same inside first (`harness.judge.restrict_inner`): an inner
+   window item the engine cannot write is left out (`s.d`), with every item
+   and ORDER BY key around that reads its column, unless something that
+   filters or changes the rows reads it; then steps 2 and 3 at the top.
 
 There is no restriction (`restrict` gives None, the verdict stays
 `unsupported` as before) when the query is not a SELECT (or a WITH over one),
-when no item holding a window can be written, or when the restricted query
+when no window expression is left anywhere, or when the restricted query
 still cannot be (the refusal is outside the window items: QUALIFY, a FULL
 JOIN, a scalar subquery in a kept item...).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from harness.core.errors import InvalidQuery, Unsupported
 from harness.core.model import (
     SUBQUERY_EXPRS,
-    Column,
     Literal,
     NamedWindow,
     Query,
     Select,
-    SelectItem,
-    SortKey,
-    Star,
     SubqueryRef,
     TableFunctionRef,
     UnionAll,
@@ -56,17 +56,14 @@ from harness.core.model import (
     WindowExpr,
     WindowSpec,
     With,
-    key_position,
     resolve_window,
     rewrite,
     walk,
     window_exprs,
 )
-from harness.core.types import INT32, INT64
+from harness.judge.restrict_inner import Inner, restrict_inner
+from harness.judge.restrict_keep import Render, column_name, keep, writes
 from harness.sql.literals import fits_integer, natural_integer_type
-from harness.sql.writer import write_expr
-
-Render = Callable[[Query], str]
 
 
 @dataclass(frozen=True)
@@ -74,8 +71,9 @@ class Restriction:
     """The query an engine runs instead of the case's, and what differs."""
 
     query: Query  # before instrumenting
-    # Each left-out item: its output column (alias, else its canonical SQL) and
-    # the feature the engine's dialect lacks for it.
+    # Each left-out item: its output column (alias, else its canonical SQL;
+    # `s.d` inside the derived table or WITH query `s`) and the feature the
+    # engine's dialect lacks for it (`reads left-out s.d`: it reads one that was).
     left_out: tuple[tuple[str, str], ...] = ()
     # Top-level ORDER BY keys left out with the items they name (canonical SQL).
     order_keys_left_out: tuple[str, ...] = ()
@@ -102,7 +100,7 @@ def restrict(query: Query, render: Render) -> Restriction | None:
     """What the engine whose `render` this is runs of `query`: None when it
     writes the query as it is, or cannot write enough of it (see the module)."""
     select = _top_select(query)
-    if select is None or _writes(query, render):
+    if select is None or writes(query, render):
         return None
     try:
         return _best(query, render)
@@ -121,6 +119,8 @@ def _best(query: Query, render: Render) -> Restriction | None:
     for q, said in options:
         select = _top_select(q)
         found = None if select is None else _restricted(q, select, render, said)
+        if found is None and select is not None:
+            found = _restricted_inside(q, render, said)
         if found is not None and (best is None or len(found.left_out) < len(best.left_out)):
             best = found
         if best is not None and not best.left_out:
@@ -168,37 +168,52 @@ def _as_range(node: object) -> object | None:
     return replace(node, name="range", args=(node.args[0], replace(stop, value=shifted), *node.args[2:]))
 
 
-def _restricted(query: Query, select: Select, render: Render, notes: tuple[str, ...]) -> Restriction | None:
+def _restricted_inside(query: Query, render: Render, notes: tuple[str, ...]) -> Restriction | None:
+    """`query` restricted inside its derived tables and WITH queries first
+    (`harness.judge.restrict_inner`), then at its top level."""
+    inner = restrict_inner(query, render)
+    select = None if inner is None else _top_select(inner.query)
+    if inner is None or select is None:
+        return None
+    return _restricted(inner.query, select, render, notes, inner)
+
+
+def _restricted(query: Query, select: Select, render: Render, notes: tuple[str, ...],
+                inner: Inner | None = None) -> Restriction | None:
     """The items of `select` the engine writes, each tried alone beside the items
-    without a window; None when none, or when the kept ones together do not write."""
-    if _writes(_with_select(query, select), render):
-        return Restriction(_with_select(query, select), respelled=notes)
+    without a window; None when none (and no window is left inside), or when the
+    kept ones together do not write. `inner`: what was left out inside before."""
+    before, keys_before = (inner.left_out, inner.order_keys_left_out) if inner is not None else ((), ())
+    if writes(_with_select(query, select), render):
+        if inner is not None and not _has_window(_with_select(query, select)):
+            return None
+        return Restriction(_with_select(query, select), before, keys_before, notes)
     windowed = [i for i, item in enumerate(select.items) if window_exprs(item.expr)]
     plain = [i for i in range(len(select.items)) if i not in windowed]
     kept, left_out = [], []
     for i in windowed:
-        candidate = _keep(select, sorted([*plain, i]))
+        candidate = keep(select, sorted([*plain, i]))
         if candidate is None:
             return None
         try:
             render(_with_select(query, candidate[0]))
             kept.append(i)
         except Unsupported as e:
-            left_out.append((_column_name(select.items[i]), e.feature))
-    if not kept or not left_out:
+            left_out.append((column_name(select.items[i]), e.feature))
+    if not left_out:
         return None
-    restricted = _keep(select, sorted([*plain, *kept]))
-    if restricted is None or not _writes(_with_select(query, restricted[0]), render):
+    restricted = keep(select, sorted([*plain, *kept]))
+    if restricted is None or not restricted[0].items or not writes(_with_select(query, restricted[0]), render):
         return None
-    return Restriction(_with_select(query, restricted[0]), tuple(left_out), restricted[1], notes)
+    if not kept and not _has_window(_with_select(query, restricted[0])):
+        return None
+    return Restriction(_with_select(query, restricted[0]), (*before, *left_out), (*keys_before, *restricted[1]),
+                       notes)
 
 
-def _writes(query: Query, render: Render) -> bool:
-    try:
-        render(query)
-        return True
-    except Unsupported:
-        return False
+def _has_window(query: Query) -> bool:
+    """Whether any window expression is left, at the top level or inside."""
+    return any(isinstance(node, WindowExpr) for node in walk(query))
 
 
 def _top_select(query: Query) -> Select | None:
@@ -211,92 +226,6 @@ def _with_select(query: Query, select: Select) -> Query:
     if isinstance(query, With):
         return replace(query, body=_with_select(query.body, select))
     return select
-
-
-def _column_name(item: SelectItem) -> str:
-    return item.alias if item.alias is not None else write_expr(item.expr)
-
-
-# -- keeping some items --------------------------------------------------------------
-
-
-def _keep(select: Select, keep: list[int]) -> tuple[Select, tuple[str, ...]] | None:
-    """`select` with only the items at `keep` (in order), its ORDER BY keys naming
-    a left-out item left out (and listed), positions renumbered, unused named
-    windows left out. None when a GROUP BY position names a left-out item, when
-    positions stand beside a `*`, or when QUALIFY names a left-out item's alias."""
-    renumber = {old + 1: new + 1 for new, old in enumerate(keep)}
-    dropped = [item for i, item in enumerate(select.items) if i not in keep]
-    positional = any(key_position(k.expr) is not None for k in select.order_by) or any(
-        key_position(e) is not None for e in select.group_by)
-    if positional and any(isinstance(item.expr, Star) for item in select.items):
-        return None  # a `*` stands for several positions: do not guess them
-    aliases = {item.alias for item in dropped if item.alias is not None}
-    if select.qualify is not None and any(isinstance(n, Column) and n.table is None and n.name in aliases
-                                          for n in walk(select.qualify)):
-        return None  # QUALIFY naming a left-out item (DuckDB's alias rule): it filters rows, never dropped
-    kept_items = tuple(select.items[i] for i in keep)
-    kept_names = {item.alias for item in kept_items if item.alias is not None}
-    order_by, left_out = [], []
-    for key in select.order_by:
-        position = key_position(key.expr)
-        if position is not None:
-            if position in renumber:
-                order_by.append(replace(key, expr=_position(renumber[position])))
-            elif 1 <= position <= len(select.items):
-                left_out.append(_key_text(key))
-            else:
-                order_by.append(key)  # out of range: the engine must refuse it as before
-        elif _names_dropped(key, dropped, kept_names):
-            left_out.append(_key_text(key))
-        else:
-            order_by.append(key)
-    group_by = []
-    for e in select.group_by:
-        position = key_position(e)
-        if position is not None and 1 <= position <= len(select.items):
-            if position not in renumber:
-                return None
-            e = _position(renumber[position])
-        group_by.append(e)
-    restricted = replace(select, items=kept_items, order_by=tuple(order_by), group_by=tuple(group_by))
-    return replace(restricted, windows=_used_windows(restricted)), tuple(left_out)
-
-
-def _names_dropped(key: SortKey, dropped: list[SelectItem], kept_names: set[str]) -> bool:
-    """Whether a top-level ORDER BY key names a left-out item: its alias (an
-    output name comes before a source column of that name, so once the item
-    is gone the key would silently mean another column), or its expression."""
-    e = key.expr
-    if isinstance(e, Column) and e.table is None and e.name not in kept_names and any(
-            item.alias == e.name for item in dropped):
-        return True
-    return any(item.expr == e for item in dropped)
-
-
-def _position(n: int) -> Literal:
-    return Literal(n, INT32 if n < 2 ** 31 else INT64)
-
-
-def _key_text(key: SortKey) -> str:
-    text = f"{write_expr(key.expr)} {'DESC' if key.descending else 'ASC'}"
-    return text if key.nulls is None else f"{text} {key.nulls.value}"
-
-
-def _used_windows(select: Select) -> tuple[NamedWindow, ...]:
-    """The named windows the SELECT still uses, directly or through another's
-    definition (in the WINDOW clause's order)."""
-    if not select.windows:
-        return ()
-    by_name = {w.name: w for w in select.windows}
-    wanted = {w.window.base for w in window_exprs(replace(select, windows=())) if w.window.base is not None}
-    todo = list(wanted)
-    while todo:
-        base = by_name.get(todo.pop())
-        if base is not None and base.spec.base is not None and base.spec.base not in wanted:
-            wanted.add(base.spec.base)
-            todo.append(base.spec.base)
-    return tuple(w for w in select.windows if w.name in wanted)
 
 
 # -- spellings that mean the same --------------------------------------------------

@@ -19,6 +19,7 @@ from harness.cases.axes import CaseRows, invalid_rows, matches, unsupported_rows
 from harness.cases.case import Case
 from harness.core.errors import HarnessError, InvalidInput
 from harness.judge.facts import NO_FACTS, Facts, recorded
+from harness.judge.restrict_inner import READS
 from harness.report.model import BaselineStatus, Finding, ReportData, Source
 from harness.results.records import CampaignRecord, GateRecord, Record, RunRecord
 
@@ -64,8 +65,8 @@ def attribute(verdict: str, facts: Facts, rows: CaseRows) -> frozenset[str]:
     a wrong value pinned on a column in that expression's rows and the query's;
     anything else in every row the case exercises."""
     if facts.left_out:  # the left-out items were not judged: `left_out_rows` counts them
-        rows = CaseRows(rows.case, {k: v for k, v in rows.exprs.items()
-                                    if k not in {column for column, _ in facts.left_out}})
+        gone = {_expr_key(column, rows) for column, _ in facts.left_out}
+        rows = CaseRows(rows.case, {k: v for k, v in rows.exprs.items() if k not in gone})
     everything = rows.all()
     if verdict == "match":
         return everything
@@ -81,10 +82,21 @@ def attribute(verdict: str, facts: Facts, rows: CaseRows) -> frozenset[str]:
 
 def left_out_rows(facts: Facts, rows: CaseRows) -> list[frozenset[str]]:
     """For a verdict on a restricted query: the rows each left-out item counts in
-    as `unsupported` on that engine (its feature's rows among the item's own)."""
+    as `unsupported` on that engine (its feature's rows among the item's own);
+    none for an item left out because it reads a left-out column (the engine
+    did not refuse it)."""
     return [attribute("unsupported", Facts(feature=feature),
-                      CaseRows(frozenset(), {column: rows.exprs.get(column, frozenset())}))
-            for column, feature in facts.left_out or ()]
+                      CaseRows(frozenset(), {column: rows.exprs.get(_expr_key(column, rows), frozenset())}))
+            for column, feature in facts.left_out or () if not feature.startswith(READS)]
+
+
+def _expr_key(column: str, rows: CaseRows) -> str:
+    """The window expression a left-out item names: its output column, or for an
+    item of a derived table or WITH query (`s.d`), the inner column `d`."""
+    if column in rows.exprs or "." not in column:
+        return column
+    inner = column.rsplit(".", 1)[1]
+    return inner if inner in rows.exprs else column
 
 
 # -- the explainer (baseline status) ----------------------------------------------------
