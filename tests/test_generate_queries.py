@@ -80,6 +80,9 @@ class LastCandidate:
     def __init__(self) -> None:
         self.seen: list[int] = []
 
+    def begin_query(self) -> None:
+        pass
+
     def pick(self, candidates: Sequence[WindowExpr], windows: tuple[NamedWindow, ...],
              schemas: tuple[TableSchema, ...]) -> int:
         self.seen.append(len(candidates))
@@ -311,6 +314,9 @@ class LeastCovered:
 
     def __init__(self) -> None:
         self.seen: Counter[tuple[str, ...]] = Counter()
+
+    def begin_query(self) -> None:
+        pass
 
     def pick(self, candidates: Sequence[WindowExpr], windows: tuple[NamedWindow, ...],
              schemas: tuple[TableSchema, ...]) -> int:

@@ -4,8 +4,9 @@ The campaign keeps the grid's counts (`harness.cases.coverage`: function x frame
 mode x bound kinds x exclusion, and RANGE key type x direction x NULLS
 placement), plus the shape of the data under each expression (ties among
 the ORDER BY keys, NULLs in them). For every window expression it
-generates, the generator draws a few candidates and asks `pick` which to
-keep: the one whose cells have been seen least. The choices are stored
+generates, the generator draws a dozen candidates and asks `pick` which to
+keep: the one whose cells have been seen least (counting the cells of the
+slots already chosen in the same query). The choices are stored
 with each case (`picks`), so a case reproduces from its seed and picks
 without the campaign's history.
 """
@@ -40,19 +41,35 @@ class CoverageSteer:
     def __init__(self) -> None:
         self.cells: Counter[CellKey] = Counter()
         self.shapes: Counter[str] = Counter()
+        # The cells of this query's slots chosen so far: a later slot prefers others.
+        self.chosen: Counter[CellKey] = Counter()
+
+    def begin_query(self) -> None:
+        self.chosen.clear()
 
     def pick(self, candidates: Sequence[WindowExpr], windows: tuple[NamedWindow, ...],
              schemas: tuple[TableSchema, ...]) -> int:
-        def rarity(i: int) -> tuple[int, int]:
-            expr = candidates[i]
-            try:
-                spec = resolve_window(expr.window, windows, lenient=True)
-            except InvalidQuery:  # a window name the candidate cannot resolve: never preferred
-                return (1 << 30, i)
-            keys = expression_keys(expr, spec, schemas)
-            return (min((self.cells[k] for k in keys), default=1 << 20), i)
+        def rarity(i: int) -> tuple[int, int, int]:
+            if keys_of[i] is None:  # a window name the candidate cannot resolve: never preferred
+                return (1 << 30, 0, i)
+            counts = [self.cells[k] + self.chosen[k] for k in keys_of[i]]
+            # The rarest cell first; among equals, the candidate with more cells that rare.
+            rarest = min(counts, default=1 << 20)
+            return (rarest, -counts.count(rarest), i)
 
-        return min(range(len(candidates)), key=rarity)
+        keys_of = [self._keys(c, windows, schemas) for c in candidates]
+        best = min(range(len(candidates)), key=rarity)
+        self.chosen.update(keys_of[best] or ())
+        return best
+
+    @staticmethod
+    def _keys(expr: WindowExpr, windows: tuple[NamedWindow, ...],
+              schemas: tuple[TableSchema, ...]) -> list[CellKey] | None:
+        try:
+            spec = resolve_window(expr.window, windows, lenient=True)
+        except InvalidQuery:
+            return None
+        return list(expression_keys(expr, spec, schemas))
 
     def record(self, cells: Iterable[str], shapes: Iterable[str] = ()) -> None:
         """Count one case's cells (as `cell_text` strings) and data shapes."""

@@ -180,7 +180,7 @@ def _window_count(ctx: Context, shape: Shape) -> int:
     one or two stay common, as a lone window is a plan of its own."""
     if shape is Shape.SUBQUERY:
         return ctx.rng.choice((1, 2, 2, 3))
-    return weighted(ctx.rng, ((1, 1), (2, 2), (3, 3), (4, 3), (5, 2), (6, 2), (7, 1), (8, 1)))
+    return weighted(ctx.rng, ((1, 1), (2, 2), (3, 2), (4, 3), (5, 3), (6, 2), (7, 2), (8, 1)))
 
 
 def _extra_columns(ctx: Context, body: Body, taken: set[str]) -> list[SelectItem]:

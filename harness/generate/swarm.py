@@ -79,10 +79,14 @@ class Swarm(Enum):
     # issue 19, item 8: `cume_dist(ORDER BY x) OVER (...)`, DuckDB's ORDER BY
     # inside ranking and distribution functions
     RANKING_ORDER_BY = "ORDER BY inside ranking functions"
+    # Several frames over one PARTITION BY and ORDER BY (moving sums of several
+    # widths): engines compute them in one window operator over one sort, and a
+    # query covers several cells of the frame grid at once.
+    FRAME_VARIANTS = "frames of their own over a shared window's keys"
 
 
 CORE_ON_CHANCE = 0.85
-CORE = frozenset({Swarm.PARTITION_BY, Swarm.WINDOW_ORDER_BY, Swarm.FRAMES, Swarm.OFFSETS,
+CORE = frozenset({Swarm.PARTITION_BY, Swarm.WINDOW_ORDER_BY, Swarm.FRAMES, Swarm.OFFSETS, Swarm.FRAME_VARIANTS,
                   Swarm.RANGE_OFFSETS})
 
 
