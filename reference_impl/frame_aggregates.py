@@ -62,7 +62,7 @@ from reference_impl.numeric_division import display_scale, numeric_div
 from reference_impl.profile import active_profile
 from reference_impl.relation import Row
 from reference_impl.statistics import ROW_MAGNITUDES
-from reference_impl.values import _NUMBERS_BUT_NAN, _PLAINLY_ORDERED, order_keys
+from reference_impl.values import order_keys, plainly_ordered
 
 Columns = tuple[list, list]  # per row of a partition: a value, and its magnitude
 
@@ -433,11 +433,8 @@ def _comparison_keys(values: list) -> list:
     """Keys whose order and equality are `compare`'s: the values themselves
     where Python orders them as `compare` does (values of one type that
     `compare` leaves to Python's order), else their `order_keys`."""
-    kinds = {type(v) for v in values}
-    if len(kinds) == 1:
-        (kind,) = kinds
-        if kind in _PLAINLY_ORDERED or (kind in _NUMBERS_BUT_NAN and all(v == v for v in values)):
-            return values
+    if values and plainly_ordered(values):
+        return values
     keys = order_keys(values)
     if keys is None:
         raise _Declined  # values `order_key` does not cover: `compare` decides

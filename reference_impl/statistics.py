@@ -26,7 +26,7 @@ from typing import Protocol
 from harness.core import types as T
 from harness.core.errors import ReferenceGap
 from reference_impl.numeric import round_float, sqrt_rounded
-from reference_impl.values import compare, row_key
+from reference_impl.values import compare, plainly_ordered, row_key
 
 
 class CallOptions(Protocol):
@@ -53,7 +53,10 @@ def _present(rows: list[tuple]) -> list:
 
 def sorted_values(rows: list[tuple], descending: bool) -> list:
     """The non-NULL values in the WITHIN GROUP order (NaN is the largest value)."""
-    return sorted(_present(rows), key=cmp_to_key(compare), reverse=descending)
+    values = _present(rows)
+    if plainly_ordered(values):  # Python's own order is `compare`'s: sort natively
+        return sorted(values, reverse=descending)
+    return sorted(values, key=cmp_to_key(compare), reverse=descending)
 
 
 # -- quantiles -----------------------------------------------------------------

@@ -118,6 +118,16 @@ _PLAINLY_ORDERED = frozenset({bool, int, str, dt.date})
 _NUMBERS_BUT_NAN = frozenset({float, Decimal})
 
 
+def plainly_ordered(values: list) -> bool:
+    """Values of one type that Python orders as `compare` does (its fast path), so
+    they sort natively: a median over each of 2,000 growing frames sorts 10^6 values."""
+    kinds = {type(v) for v in values}
+    if len(kinds) != 1:
+        return not kinds
+    (kind,) = kinds
+    return kind in _PLAINLY_ORDERED or (kind in _NUMBERS_BUT_NAN and all(v == v for v in values))
+
+
 def compare_by_definition(a: object, b: object) -> int:
     """`compare`, step by step."""
     a, b = _comparable(a, b)
