@@ -241,8 +241,10 @@ def random_window_expr(ctx: Context, pool: WindowPool) -> WindowExpr:
         i = next((j for j in _from(i, len(pool.resolved)) if pool.resolved[j].order_by), i)
     window = _over(ctx, pool, i)
     resolved = resolve_window(window, pool.named)
-    if FUNCTIONS[call.name].uses_frame and ctx.flag(Swarm.FRAME_VARIANTS, 0.6):
+    if FUNCTIONS[call.name].uses_frame and resolved.order_by and ctx.flag(Swarm.FRAME_VARIANTS, 0.6):
         # The spec's partitioning and order, with a frame of its own (inline).
+        # Not over an unordered spec: RANGE without ORDER BY is valid but refused by
+        # Spark, which would then answer nothing of the query.
         window = resolved = replace(resolved, frame=random_frame(ctx, resolved.order_by))
     if resolved.frame is not None and not FUNCTIONS[call.name].uses_frame \
             and not ctx.flag(Swarm.RANKING_FRAMES, 0.5):
