@@ -78,9 +78,11 @@ def test_batched_equals_unbatched_on_the_reference(n: int, siblings: int) -> Non
 
 def test_batched_equals_unbatched_over_many_shapes() -> None:
     """Seeded, so the spread of shapes is known: most shapes batch, and every
-    batchable one agrees (small tables, so it stays quick)."""
+    batchable one agrees (small tables, so it stays quick). Seven in ten batch
+    since queries hold four to eight windows (one that cannot batch keeps the
+    whole query out)."""
     outcomes = Counter(_check_batch(f"spread/{i}", 2, Limits(rows=12)).split(":")[0] for i in range(400))
-    assert outcomes["equal"] >= 300, outcomes
+    assert outcomes["equal"] >= 280, outcomes
 
 
 def test_limit_is_per_case() -> None:

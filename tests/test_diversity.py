@@ -82,8 +82,10 @@ def test_spark_in_the_campaign_gives_a_shape_more_siblings():
         costly = sibling_count(case, ["reference", "duckdb", "datafusion", "spark"], 0.1)
         assert 1 <= cheap <= MAX_SIBLINGS and 1 <= costly <= MAX_SIBLINGS
         if "spark" in batched_engines(case, ["spark"]):  # Spark writes the batched query: it pays
-            with_spark += 1
-            assert costly > cheap
+            # (never fewer; more, unless the harness's own cost per case, its rows times
+            # its windows, outweighs even Spark's query)
+            assert costly >= cheap
+            with_spark += costly > cheap
         else:
             assert costly <= cheap + 1  # no Spark query to share (Spark refuses it once)
         if not batched_engines(case, ["duckdb", "datafusion", "sqlite", "spark"]):

@@ -84,6 +84,12 @@ def test_each_shape_appears_in_a_seeded_sample(name: str) -> None:
 def test_each_shape_is_drawn_only_behind_its_flag(name: str) -> None:
     flag = FLAGS[name]
     for g in by_shape()[name]:
+        if name == "shape.top-n" and g.shape == "subquery" and Swarm.TOP_N not in g.swarm:
+            # A subquery body's own WHERE over its derived table (Swarm.WHERE, older than
+            # TOP_N) may compare a ranking column too (`WHERE iw1 = 22`): a top-N filter
+            # drawn by chance, the same shape to an optimizer.
+            assert Swarm.WHERE in g.swarm, g.seed
+            continue
         if flag is not None:
             assert flag in g.swarm, (name, g.seed)
         else:  # a ROWS frame without ORDER BY: its own flag, or no window ORDER BY at all,

@@ -33,8 +33,9 @@ from harness.sql import parse
 
 LONG = "data/long partitions (>= 1024 rows)"
 MULTI_BATCH = "data/multi-batch input (> 8192 rows)"
-# Batch-scale cases of campaign seed 21 (the reference answers each within a second).
-SMALL_LARGE, BIG_LARGE = "21/736", "21/96"
+# Batch-scale cases of campaign seed 21 (the reference answers each within a second;
+# retuned when issue 19's frame variants moved the streams).
+SMALL_LARGE, BIG_LARGE = "21/205", "21/150"
 
 
 def test_the_batch_scale_share_is_a_seeded_draw_of_its_own() -> None:

@@ -35,6 +35,7 @@ from random import Random
 import pyarrow as pa
 
 from harness.core import types as T
+from harness.core.errors import InvalidQuery
 from harness.core.model import (
     BinaryOp,
     BinaryOperator,
@@ -99,7 +100,13 @@ class AlteredDuckDB(DuckDBEngine):
         return answer
 
     def render(self, query: Query) -> str:
-        sql = super().render(self.rewrite(query))
+        try:
+            rewritten = self.rewrite(query)
+        except InvalidQuery:
+            # A query invalid by definition (an error-conformance case): the planted
+            # bug has nothing to act on; the engine itself is to refuse it.
+            rewritten = query
+        sql = super().render(rewritten)
         self._rendered = (sql, query)
         return sql
 
