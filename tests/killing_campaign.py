@@ -1,7 +1,7 @@
 """A campaign killed with SIGKILL in the middle of its first reduction.
 
 Run as `python tests/killing_campaign.py OUT SEED CASES`: the fuzz campaign
-`fuzz --engines reference,duckdb~tie-value --seed SEED --cases CASES --out OUT`
+`fuzz --engines reference,duckdb~tie-value --seed SEED --cases CASES --reduce-seconds 10 --out OUT`
 would run, except that the faulty DuckDB here kills its own process (kill -9,
 no clean-up of any kind) on the first query it gets once a new finding is on
 disk. The finding's line is written just before its reduction starts, so that
@@ -32,7 +32,7 @@ def main(out: Path, seed: int, cases: int) -> None:
                 os.kill(os.getpid(), signal.SIGKILL)
             return super().run(tables, sql)
 
-    config = CampaignConfig(seed=seed, engines=("reference", FAULTY), out=out, cases=cases)
+    config = CampaignConfig(seed=seed, engines=("reference", FAULTY), out=out, cases=cases, reduce_seconds=10.0)
     run_campaign(config, engines=[get_engine("reference"), KilledInReduction()])
     sys.exit("the campaign ended without a reduction to kill")
 

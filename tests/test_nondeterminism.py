@@ -16,7 +16,7 @@ from harness.core.model import ColumnDef, TableSchema
 from harness.core.types import INT64
 from harness.engines.registry import get_engine
 from harness.judge.compare import Verdict
-from harness.judge.runner import rerun, run_case
+from harness.judge.runner import Result, rerun, run_case, settle
 from harness.sql import parse
 
 SQL = "SELECT id, row_number() OVER (PARTITION BY p ORDER BY id ASC NULLS LAST) AS rn FROM t ORDER BY id"
@@ -41,6 +41,27 @@ def test_a_steady_verdict_stays_as_it_is() -> None:
     duckdb = get_engine("duckdb")
     (first,) = run_case(NEUTRAL, [duckdb])
     assert rerun(NEUTRAL, duckdb, first, 3) is first
+
+
+def _run(verdict: Verdict, rows: list[int]) -> Result:
+    return Result("c", "e", verdict, answer=pa.table({"x": pa.array(rows, pa.int64())}))
+
+
+def test_an_undecided_run_is_no_evidence_of_nondeterminism() -> None:
+    """Runs the tie search gave up on say nothing either way: a match beside them
+    stands (with a note), an undecided first run stays undecided unless another
+    run fails, and a change between decided verdicts is still nondeterminism."""
+    match, undecided = _run(Verdict.MATCH, [1, 2]), _run(Verdict.INCONCLUSIVE, [2, 1])
+    settled = settle([match, undecided, _run(Verdict.MATCH, [1, 2])], answers=True, ordered=True)
+    assert settled.verdict is Verdict.MATCH and "1 of 3 identical runs were inconclusive" in settled.notes[-1]
+    assert settle([undecided, match], answers=True, ordered=True) is undecided  # never a pass unchecked
+    assert settle([undecided, undecided, _run(Verdict.INCONCLUSIVE, [1, 2])], answers=True,
+                  ordered=True) is undecided
+    wrong = _run(Verdict.MISMATCH, [3, 3])
+    assert settle([undecided, wrong], answers=True, ordered=True) is wrong
+    assert settle([match, undecided, wrong], answers=True, ordered=True).verdict is Verdict.NONDETERMINISTIC
+    changing = settle([wrong, undecided, _run(Verdict.MISMATCH, [4, 4])], answers=True, ordered=True)
+    assert changing.verdict is Verdict.NONDETERMINISTIC and len(changing.distinct_answers) == 2
 
 
 def test_campaign_reports_a_flaky_engine_as_nondeterministic(tmp_path) -> None:

@@ -628,14 +628,33 @@ def rerun(case: Case, engine: Engine, first: Result, times: int, answers: bool =
     else:
         ready = (prepared or PreparedCase(case)).for_engine(engine)
         runs = [first] + [_judge_engine(ready, engine) for _ in range(times)]
-    verdicts = Counter(r.verdict.value for r in runs)
-    ordered = _ordered(case.query)
+    return settle(runs, answers, _ordered(case.query))
+
+
+def settle(runs: list[Result], answers: bool, ordered: bool) -> Result:
+    """`rerun`'s judgement of identical runs (the first is the one settled).
+
+    An `inconclusive` run is left out of the comparison: the tie search gave up
+    on it, so it says nothing either way (a run judged `match` beside one the
+    search could not decide, over answers that ties allow to differ, is no
+    nondeterminism; the first run's verdict stands, with a note). An undecided
+    first run stays undecided unless another run fails: never a pass it was not
+    checked for."""
+    first = runs[0]
+    decided = [r for r in runs if r.verdict is not Verdict.INCONCLUSIVE]
+    verdicts = Counter(r.verdict.value for r in decided)
     distinct: list[Result] = []
-    for r in runs:
+    for r in decided:
         if all(_answer_key(r, ordered) != _answer_key(d, ordered) for d in distinct):
             distinct.append(r)
-    if len(verdicts) == 1 and (not answers or first.verdict in PASSING or len(distinct) == 1):
+    if len(verdicts) <= 1 and (not answers or not decided or decided[0].verdict in PASSING or len(distinct) == 1):
+        if first.verdict is Verdict.INCONCLUSIVE:
+            return decided[0] if decided and decided[0].verdict not in PASSING else first
+        if len(decided) < len(runs):
+            return replace(first, notes=(*first.notes, f"{len(runs) - len(decided)} of {len(runs)} identical "
+                                                       "runs were inconclusive (the tie search gave up)"))
         return first
+    verdicts = Counter(r.verdict.value for r in runs)
     seen = ", ".join(f"{v} x{n}" for v, n in verdicts.most_common())
     how = "judged" if len(verdicts) > 1 else "answered differently, each judged"
     detail = (f"{len(runs)} identical runs were {how} {seen}; {len(distinct)} distinct answers; "
