@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from harness.baseline.known import Baseline, Entry, derived_entries, stale
 from harness.cases.case import Case
-from harness.core.errors import CannotWrite
+from harness.core.errors import CannotWrite, HarnessError
 from harness.gate.judge import (
     ABDifference,
     Explainer,
@@ -248,12 +248,26 @@ def diff_text(case: Case, engine_name: str, engines) -> str:
 
     reference = next((e for e in engines if e.is_reference), None)
     engine = next((e for e in engines if e.name == engine_name), None)
+    made = None
+    if engine is None and reference is not None:
+        # A profile the campaign drew (`duckdb[threads=4]`): not among the gate's
+        # engines, so made for the diff alone.
+        from harness.engines.registry import get_engine
+
+        try:
+            engine = made = get_engine(engine_name)
+            engine.start()
+        except HarnessError as e:
+            return f"(no diff: {e})"
     if reference is None or engine is None or engine.is_reference:
         return ""
     try:
         rep = replay(case, [reference, engine])
     except Exception as e:  # noqa: BLE001 (a diff is an aid; the verdict stands without it)
         return f"(no diff: {type(e).__name__}: {e})"
+    finally:
+        if made is not None:
+            made.close()
     ran = rep.engines[1]
     if ran.answer is None or ran.diff is None:
         return ""
