@@ -70,6 +70,12 @@ TABLE, JOINED = "t", "u"
 # JOINED_MAX_ROWS rows, and t at most JOIN_MAX_ROWS when it is joined.
 JOINED_MAX_ROWS = 8
 JOIN_MAX_ROWS = 300
+# The rows a table keeps under a query the reference evaluates in quadratic time
+# (`cheap_at_scale` says no): one of a hundred tables draws 300-3,000 rows, and a
+# 2,400-row table under aggregates over RANGE ... EXCLUDE GROUP frames cost the
+# reference over 30 s, and a campaign three minutes of one shape's siblings (at 200
+# rows, about a second).
+COSTLY_MAX_ROWS = 200
 # Data presets: how each table's knobs are drawn.
 # A share of cases keeps to the column types every engine can load (SQLite
 # stores no DECIMAL, DATE, TIMESTAMP or BOOLEAN): drawn from the seed alone
@@ -213,6 +219,8 @@ def generate_sibling(shape: GeneratedCase, seed: str, data: str = "default",
     streams = Streams.from_seed(seed)
     large = _large(seed, limits) and len(shape.case.schemas) == 1 and cheap_at_scale(shape.case.query)
     knobs = _sized(streams, data, limits, joined=len(shape.case.schemas) > 1, large=large)
+    if not large and not cheap_at_scale(shape.case.query):
+        knobs = {name: _at_most(k, COSTLY_MAX_ROWS) for name, k in knobs.items()}
     tables = {s.name: random_table(streams.data, s, knobs[s.name]) for s in shape.case.schemas}
     description = shape.case.description.replace(repr(shape.seed), repr(seed), 1)
     description = description.replace(_SCALE_NOTE, "", 1) + (_SCALE_NOTE if large else "")
@@ -277,6 +285,8 @@ def draw_case(seed: str, streams: Streams, steer: Steer | None = None,
         # the knobs had before (its small domain and skew stay, drawn already).
         large = False
         knobs[TABLE] = replace(knobs[TABLE], rows=unscaled_rows)
+    if not large and not cheap_at_scale(generated.query):
+        knobs = {name: _at_most(k, COSTLY_MAX_ROWS) for name, k in knobs.items()}
     if JOINED in generated.tables:
         large = False  # a joined table keeps its cap (`_sized`)
         knobs = {TABLE: _at_most(knobs[TABLE], JOIN_MAX_ROWS), JOINED: _at_most(knobs[JOINED], JOINED_MAX_ROWS)}
