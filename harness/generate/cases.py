@@ -71,7 +71,7 @@ TABLE, JOINED = "t", "u"
 JOINED_MAX_ROWS = 8
 JOIN_MAX_ROWS = 300
 # The rows a table keeps under a query the reference evaluates in quadratic time
-# (`cheap_at_scale` says no): one of a hundred tables draws 300-3,000 rows, and a
+# (`cheap_at_scale` says no), unless `Limits.rows` fixes them: one of a hundred tables draws 300-3,000 rows, and a
 # 2,400-row table under aggregates over RANGE ... EXCLUDE GROUP frames cost the
 # reference over 30 s, and a campaign three minutes of one shape's siblings (at 200
 # rows, about a second).
@@ -219,7 +219,7 @@ def generate_sibling(shape: GeneratedCase, seed: str, data: str = "default",
     streams = Streams.from_seed(seed)
     large = _large(seed, limits) and len(shape.case.schemas) == 1 and cheap_at_scale(shape.case.query)
     knobs = _sized(streams, data, limits, joined=len(shape.case.schemas) > 1, large=large)
-    if not large and not cheap_at_scale(shape.case.query):
+    if not large and limits.rows is None and not cheap_at_scale(shape.case.query):
         knobs = {name: _at_most(k, COSTLY_MAX_ROWS) for name, k in knobs.items()}
     tables = {s.name: random_table(streams.data, s, knobs[s.name]) for s in shape.case.schemas}
     description = shape.case.description.replace(repr(shape.seed), repr(seed), 1)
@@ -285,7 +285,7 @@ def draw_case(seed: str, streams: Streams, steer: Steer | None = None,
         # the knobs had before (its small domain and skew stay, drawn already).
         large = False
         knobs[TABLE] = replace(knobs[TABLE], rows=unscaled_rows)
-    if not large and not cheap_at_scale(generated.query):
+    if not large and limits.rows is None and not cheap_at_scale(generated.query):
         knobs = {name: _at_most(k, COSTLY_MAX_ROWS) for name, k in knobs.items()}
     if JOINED in generated.tables:
         large = False  # a joined table keeps its cap (`_sized`)
