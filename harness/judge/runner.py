@@ -634,27 +634,26 @@ def rerun(case: Case, engine: Engine, first: Result, times: int, answers: bool =
 def settle(runs: list[Result], answers: bool, ordered: bool) -> Result:
     """`rerun`'s judgement of identical runs (the first is the one settled).
 
-    An `inconclusive` run is left out of the comparison: the tie search gave up
-    on it, so it says nothing either way (a run judged `match` beside one the
-    search could not decide, over answers that ties allow to differ, is no
-    nondeterminism; the first run's verdict stands, with a note). An undecided
-    first run stays undecided unless another run fails: never a pass it was not
-    checked for."""
+    A run the tie search gave up on (`inconclusive`) says nothing either way:
+    beside runs that all pass, or alone, it is no evidence of nondeterminism
+    (answers that ties allow to differ; the first run's verdict stands, with a
+    note, and an undecided first run stays undecided: never a pass unchecked).
+    Beside a failing run it counts as a changed verdict, as any other."""
     first = runs[0]
     decided = [r for r in runs if r.verdict is not Verdict.INCONCLUSIVE]
-    verdicts = Counter(r.verdict.value for r in decided)
+    if len(decided) < len(runs) and len({r.verdict for r in decided}) <= 1 \
+            and all(r.verdict in PASSING for r in decided):
+        if first.verdict is Verdict.INCONCLUSIVE:
+            return first
+        return replace(first, notes=(*first.notes, f"{len(runs) - len(decided)} of {len(runs)} identical "
+                                                   "runs were inconclusive (the tie search gave up)"))
+    verdicts = Counter(r.verdict.value for r in runs)
     distinct: list[Result] = []
-    for r in decided:
+    for r in runs:
         if all(_answer_key(r, ordered) != _answer_key(d, ordered) for d in distinct):
             distinct.append(r)
-    if len(verdicts) <= 1 and (not answers or not decided or decided[0].verdict in PASSING or len(distinct) == 1):
-        if first.verdict is Verdict.INCONCLUSIVE:
-            return decided[0] if decided and decided[0].verdict not in PASSING else first
-        if len(decided) < len(runs):
-            return replace(first, notes=(*first.notes, f"{len(runs) - len(decided)} of {len(runs)} identical "
-                                                       "runs were inconclusive (the tie search gave up)"))
+    if len(verdicts) == 1 and (not answers or first.verdict in PASSING or len(distinct) == 1):
         return first
-    verdicts = Counter(r.verdict.value for r in runs)
     seen = ", ".join(f"{v} x{n}" for v, n in verdicts.most_common())
     how = "judged" if len(verdicts) > 1 else "answered differently, each judged"
     detail = (f"{len(runs)} identical runs were {how} {seen}; {len(distinct)} distinct answers; "
