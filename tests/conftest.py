@@ -151,3 +151,30 @@ class CorpusRuns:
 @pytest.fixture(scope="session")
 def corpus_runs(engines: Engines) -> CorpusRuns:
     return CorpusRuns(engines)
+
+
+def missing_features(engine, *features):
+    """The engine with features declared missing from its dialect (restriction tests)."""
+    import dataclasses
+
+    engine.dialect = dataclasses.replace(engine.dialect, unsupported=engine.dialect.unsupported | set(features))
+    return engine
+
+
+@pytest.fixture(scope="module")
+def started():
+    """`start(name, *missing)`: an engine with features declared missing, started,
+    closed at the module's end."""
+    from harness.engines.registry import get_engine
+
+    made = []
+
+    def start(name: str, *missing):
+        engine = missing_features(get_engine(name), *missing)
+        engine.start()
+        made.append(engine)
+        return engine
+
+    yield start
+    for engine in made:
+        engine.close()

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from conftest import missing_features as _missing
 
 from harness.campaign.batch_runner import run_batch
 from harness.cases.case import Case
@@ -51,25 +52,6 @@ def _case(sql: str = SQL, table: pa.Table = TABLE, cid: str = "restrict") -> Cas
     return Case(cid, "restriction", (), (schema,), {"t": table}, write(query), query, finding={})
 
 
-def _missing(engine, *features: Feature):
-    """The engine with features declared missing from its dialect."""
-    engine.dialect = dataclasses.replace(engine.dialect, unsupported=engine.dialect.unsupported | set(features))
-    return engine
-
-
-@pytest.fixture(scope="module")
-def started():
-    made = []
-
-    def start(name: str, *missing: Feature):
-        engine = _missing(get_engine(name), *missing)
-        engine.start()
-        made.append(engine)
-        return engine
-
-    yield start
-    for engine in made:
-        engine.close()
 
 
 def test_an_engine_runs_the_items_it_can_write_and_says_what_was_left_out(started) -> None:

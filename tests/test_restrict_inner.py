@@ -14,7 +14,8 @@ guard.
 from __future__ import annotations
 
 import pytest
-from test_restrict import _case, _missing
+from conftest import missing_features as _missing
+from test_restrict import _case
 
 from harness.core.dialect import Feature
 from harness.engines.registry import get_engine
@@ -41,21 +42,6 @@ def _sql(refused: str, form: str = "derived", outer: str = OUTER) -> str:
     if form == "with":
         return f"WITH s AS ({inner}) {outer.format(source='s')}"
     return outer.format(source=f"({inner}) AS s")
-
-
-@pytest.fixture(scope="module")
-def started():
-    made = []
-
-    def start(name: str, *missing: Feature):
-        engine = _missing(get_engine(name), *missing)
-        engine.start()
-        made.append(engine)
-        return engine
-
-    yield start
-    for engine in made:
-        engine.close()
 
 
 @pytest.mark.parametrize("form", ["derived", "with"])
