@@ -5,7 +5,7 @@ Both run through the command line in their own processes (each has its own
 Spark: one process holds one master). Shard j of the pool and task j of the
 job draw the same groups with the same steering, so the cases, their
 verdicts and the finding signatures must all be equal. The seed is one whose
-20 cases give findings (DataFusion and DuckDB differences), so the
+20 cases give findings (DataFusion and Spark differences), so the
 comparison is not of two empty sets.
 """
 
@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 CLI = str(Path(sys.executable).parent / "window-harness")
-ARGS = ["--cases", "20", "--batch-size", "4", "--jobs", "2", "--seed", "5", "--no-reduce",
+ARGS = ["--cases", "20", "--batch-size", "4", "--jobs", "2", "--seed", "7", "--no-reduce",
         "--metamorphic-share", "0", "--engines", "reference,duckdb,datafusion,spark"]
 
 
@@ -79,7 +79,8 @@ def test_on_spark_through_spark_connect(tmp_path, monkeypatch) -> None:
     with LocalConnectServer("local[1]") as server:
         done = subprocess.run(
             [CLI, "fuzz", "--cases", "4", "--batch-size", "4", "--seed", "2", "--no-reduce",
-             "--metamorphic-share", "0", "--engines", "reference,duckdb,spark", "--on-spark",
+             "--metamorphic-share", "0", "--profile-share", "0", "--thread-share", "0",
+             "--engines", "reference,duckdb,spark", "--on-spark",
              "--spark-remote", server.url, "--out", str(tmp_path / "c"), "--format", "json"],
             capture_output=True, text=True, timeout=600)
     assert done.returncode in (0, 1), done.stderr[-3000:]
