@@ -38,6 +38,7 @@ from harness.core.types import SqlType, TypeKind
 from reference_impl.casts import cast_value
 from reference_impl.compiled import Compiled, Evaluator
 from reference_impl.expressions import compile_expr, compile_predicate
+from reference_impl.float_error import summed
 from reference_impl.numeric import (
     check_integer,
     exact_sum,
@@ -412,11 +413,12 @@ def _mean_square(values: list) -> float:
     return float_sum([float(v) * float(v) for v in values]) / len(values)
 
 
+# Each sums its terms, so its magnitude grows with their number (`summed`).
 _MAGNITUDES: dict[str, Callable[[list], float]] = {
-    "sum": _sum_abs,
-    "avg": lambda xs: _sum_abs(xs) / len(xs),
-    "var_samp": _mean_square,
-    "var_pop": _mean_square,
-    "stddev_samp": lambda xs: math.sqrt(_mean_square(xs)),
-    "stddev_pop": lambda xs: math.sqrt(_mean_square(xs)),
+    "sum": lambda xs: summed(_sum_abs(xs), len(xs)),
+    "avg": lambda xs: summed(_sum_abs(xs) / len(xs), len(xs)),
+    "var_samp": lambda xs: summed(_mean_square(xs), len(xs)),
+    "var_pop": lambda xs: summed(_mean_square(xs), len(xs)),
+    "stddev_samp": lambda xs: summed(math.sqrt(_mean_square(xs)), len(xs)),
+    "stddev_pop": lambda xs: summed(math.sqrt(_mean_square(xs)), len(xs)),
 }

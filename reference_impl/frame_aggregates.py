@@ -50,6 +50,7 @@ from reference_impl.aggregates import (
     _exact_argument,
     _integer_sum,
 )
+from reference_impl.float_error import summed
 from reference_impl.frames import Runs, run_positions
 from reference_impl.numeric import (
     INTEGER_RANGES,
@@ -319,7 +320,12 @@ def _sum(agg: CompiledAggregate, inputs: _Inputs, frames: _Frames) -> Columns:
     else:
         raise _Declined  # `_sum` converts the values (which may fail): left to it
     results = [None if n == 0 else value for n, value in zip(sums.counts, results, strict=True)]
-    return _with_magnitudes(agg, results, lambda: _sums_of_abs(sums, values, frames))
+
+    def magnitudes() -> list:
+        sums_of_abs = _sums_of_abs(sums, values, frames)
+        return [summed(m, n) for m, n in zip(sums_of_abs, sums.counts, strict=True)]
+
+    return _with_magnitudes(agg, results, magnitudes)
 
 
 def _integer_sums(totals: list[int], t: SqlType) -> list[int]:
@@ -347,7 +353,7 @@ def _avg(agg: CompiledAggregate, inputs: _Inputs, frames: _Frames) -> Columns:
 
     def magnitudes() -> list:
         sums_of_abs = _sums_of_abs(sums, values, frames)
-        return [m / n if n else None for m, n in zip(sums_of_abs, sums.counts, strict=True)]
+        return [summed(m / n, n) if n else None for m, n in zip(sums_of_abs, sums.counts, strict=True)]
 
     return _with_magnitudes(agg, results, magnitudes)
 

@@ -25,6 +25,7 @@ from typing import Protocol
 
 from harness.core import types as T
 from harness.core.errors import ReferenceGap
+from reference_impl.float_error import summed
 from reference_impl.numeric import round_float, sqrt_rounded
 from reference_impl.values import compare, plainly_ordered, row_key
 
@@ -322,8 +323,18 @@ def _quantile_magnitude(rows: list[tuple], agg: CallOptions) -> float | None:
     return continuous_magnitude(values, p) if values else None
 
 
-def _of_rows(fn: Callable[[list[tuple]], float | None]) -> RowMagnitude:
-    return lambda rows, agg: fn(rows)
+def _of_rows(fn: Callable[[list[tuple]], float | None], summing: bool = False) -> RowMagnitude:
+    """`fn` of the rows; for an aggregate that sums over its pairs, grown with
+    their number (`reference_impl.float_error`)."""
+    if not summing:
+        return lambda rows, agg: fn(rows)
+
+    def grown(rows: list[tuple], agg: CallOptions) -> float | None:
+        scale = fn(rows)
+        pairs = sum(1 for row in rows if row[0] is not None and row[1] is not None)
+        return None if scale is None else summed(scale, pairs)
+
+    return grown
 
 
 RowMagnitude = Callable[[list[tuple], CallOptions], "float | None"]
@@ -333,9 +344,9 @@ ROW_MAGNITUDES: dict[str, RowMagnitude] = {
     "median": _quantile_magnitude,
     "quantile_cont": _quantile_magnitude,
     "percentile_cont": _quantile_magnitude,
-    "covar_pop": _of_rows(pair_magnitude),
-    "covar_samp": _of_rows(pair_magnitude),
-    "corr": _of_rows(_scaled_magnitude(False)),
-    "regr_slope": _of_rows(_scaled_magnitude(True)),
-    "regr_intercept": _of_rows(_intercept_magnitude),
+    "covar_pop": _of_rows(pair_magnitude, summing=True),
+    "covar_samp": _of_rows(pair_magnitude, summing=True),
+    "corr": _of_rows(_scaled_magnitude(False), summing=True),
+    "regr_slope": _of_rows(_scaled_magnitude(True), summing=True),
+    "regr_intercept": _of_rows(_intercept_magnitude, summing=True),
 }

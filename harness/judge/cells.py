@@ -16,10 +16,11 @@ from enum import Enum
 
 import pyarrow as pa
 
-# Float results may differ from the correctly rounded answer by this many
-# units of the magnitude's last place: enough for any summation order over a
-# frame, far below a real error.
-FLOAT_ULPS = 16
+from reference_impl.float_error import FLOAT_ULPS
+
+# Float results may differ from the correctly rounded answer by FLOAT_ULPS
+# units of the magnitude's last place: the magnitude grows with the number of
+# terms summed (`reference_impl.float_error`).
 
 
 class TypeClass(Enum):
