@@ -622,3 +622,28 @@ def test_the_baseline_explains_a_pinned_difference_inside_a_derived_table():
     seen = Observation("diff/x", "duckdb", "mismatch", outcome.detail, "2.0.1", case, facts=facts)
     entry = load_baseline().explain(seen)
     assert entry is not None and entry.id == "duckdb-variance-of-one-nonfinite-is-zero"
+
+
+def test_a_limit_under_keys_no_peer_order_changes_is_searched_partition_by_partition():
+    # Three partitions of six tied rows: 720^3 orders of the whole query, past the
+    # budget, 720 for each partition. ORDER BY id (no window in it) LIMIT 8 keeps
+    # the same rows under every order of peers, so the partitions are still
+    # searched one by one: a match, where it was inconclusive.
+    n = 18
+    data = {"id": list(range(1, n + 1)), "g": [i // 6 for i in range(n)], "k": [0] * n}
+    lag = "lag(id) OVER (PARTITION BY g ORDER BY k ASC NULLS LAST) AS prev"
+    plan, oracle = _setup(f"SELECT id, {lag} FROM t ORDER BY id ASC NULLS LAST LIMIT 8", data)
+    shuffled = _without_witness(plan, oracle.evaluate(_shuffled(6)).table)
+    answer = shuffled.slice(0, 8)
+    outcome = _judge(plan, oracle, answer)
+    assert outcome.verdict is Verdict.MATCH, outcome.detail
+    # A previous row from another partition: a mismatch under every order.
+    wrong = _judge(plan, oracle, _wrong_cell(answer, 1, 7, 17))
+    assert wrong.verdict is Verdict.MISMATCH, wrong.detail
+    # Rows LIMIT does not keep (the next eight) fail, whatever their values.
+    assert _judge(plan, oracle, shuffled.slice(1, 8)).verdict is Verdict.MISMATCH
+    # Cut through rows tied on the ORDER BY key, the rows kept may depend on
+    # the order of peers: the split search stands aside (too many orders: inconclusive).
+    plan, oracle = _setup(f"SELECT id, {lag} FROM t ORDER BY g ASC NULLS LAST LIMIT 8", data)
+    cut = _without_witness(plan, oracle.evaluate(_shuffled(6)).table).slice(0, 8)
+    assert _judge(plan, oracle, cut).verdict is Verdict.INCONCLUSIVE

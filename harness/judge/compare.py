@@ -533,7 +533,9 @@ def _judge_by_units(rows: Rows, judgement: Judgement, oracle: Oracle, user: rang
         return None
     if found.verdict == "match":
         return Outcome(Verdict.MATCH, notes=found.notes)
-    assert found.cell is not None
+    if found.cell is None:  # the rows themselves differ
+        assert found.verdict == "mismatch"
+        return first_diff.outcome(after=" (under every order of tied rows)")
     expected = rows_of(evaluation.table, evaluation.magnitudes)
     matcher = _Matcher(rows, expected, [found.cell.column], plan.rowid_column, [])
     a, e = found.cell.actual_row, found.cell.expected_row

@@ -5,7 +5,9 @@ tied rows (peers) were ordered, the comparator looks for a witness order of
 the peers under which the reference gives the engine's values. Searched over
 the whole query, the orders multiply: three partitions with five tied rows
 each are 120^3 orders. But in a row-level query (matched by row id, without
-LIMIT, OFFSET or QUALIFY) the rows returned do not depend on peer order, and
+QUALIFY; with LIMIT or OFFSET only under ORDER BY keys that do not depend
+on peer order, cut between rows the keys tell apart) the rows returned do
+not depend on peer order, and
 an order-sensitive column's value in a row depends only on the order of the
 peers in that row's partition of each window the column reads. So the
 answer is split into units, one column within one partition (of each of its
@@ -37,7 +39,7 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from harness.judge.cells import Rows, cell_tolerance, cells_equal, rows_of, zero_sign_note
+from harness.judge.cells import Rows, cell_tolerance, cells_equal, hashable, rows_of, zero_sign_note
 from harness.judge.instrument import ROWID, Plan, WindowKey, plain_row_number, sensitive_window_keys
 from harness.judge.oracle import Oracle
 from reference_impl import Evaluation, PeerOrder
@@ -102,11 +104,14 @@ def search_units(
 ) -> UnitsVerdict | None:
     """Decide the answer unit by unit, or None where the query's shape does not
     split into units (the whole-query search then decides)."""
-    if plan.rowid_column is None or plan.limit is not None or plan.offset is not None:
+    if plan.rowid_column is None:
         return None
     hidden = [k.column for k in plan.order_keys or () if k.column not in user]
     if not _plain_columns(plan.query, hidden):
         return None  # a hidden ORDER BY key over a window: its values may depend on peer order
+    cut = plan.limit is not None or plan.offset is not None
+    if cut and (not plan.order_keys or any(k.column in plan.sensitive_columns for k in plan.order_keys)):
+        return None  # which rows LIMIT keeps may depend on the order of peers
     keys_of = sensitive_window_keys(plan.query)
     if keys_of is None:
         return None
@@ -117,12 +122,41 @@ def search_units(
     # A hidden ORDER BY key (no window in it) is checked as the user's columns are.
     judged = [*user, *(c for c in dict.fromkeys(hidden))]
     search = _Search(rows, plan, judged, keys_of, layout, rows_of(default.table, default.magnitudes))
-    if not search.same_rows():
-        return None  # rows missing or extra: the whole-answer comparison says which
+    kept = _kept_rowids(search.default, plan) if cut else None
+    if cut and kept is None:
+        return None  # LIMIT or OFFSET cuts through rows tied on the ORDER BY keys
+    if not search.same_rows(kept):
+        # Rows missing, extra or twice: the rows returned do not depend on peer
+        # order here, so under every order (the whole-answer comparison says which).
+        return UnitsVerdict("mismatch", units=len(search.pending))
     fixed = search.fixed_difference()
     if fixed is not None:
         return UnitsVerdict("mismatch", fixed, units=len(search.pending))
     return search.run(oracle, witness, budget)
+
+
+def _kept_rowids(default: Rows, plan: Plan) -> set[object] | None:
+    """The row ids LIMIT and OFFSET keep of the reference's sorted answer, when
+    no cut goes through rows tied on the ORDER BY keys; None when one does.
+    The keys do not depend on peer order (the caller checks), so then no order
+    of peers keeps other rows, and the rows kept split into units as a
+    row-level answer does: each unit is judged on the rows the engine returned."""
+    keys = plan.order_keys or ()
+    low = plan.offset or 0
+    high = math.inf if plan.limit is None else low + plan.limit
+    rid = plan.rowid_column
+    kept: set[object] = set()
+    runs = itertools.groupby(default.rows, key=lambda r: tuple(hashable(r[k.column]) for k in keys))
+    start = 0
+    for _, run in runs:
+        members = list(run)
+        inside = max(0, min(start + len(members), high) - max(start, low))
+        if 0 < inside < len(members):
+            return None
+        if inside:
+            kept.update(r[rid] for r in members)
+        start += len(members)
+    return kept
 
 
 def _plain_columns(query: object, columns: Sequence[int]) -> bool:
@@ -215,10 +249,11 @@ class _Search:
                 if column in self.user and row[rid] in cells:
                     self.pending.setdefault((column, cells[row[rid]]), []).append(a)
 
-    def same_rows(self) -> bool:
+    def same_rows(self, kept: set[object] | None = None) -> bool:
+        """Whether the engine returned the reference's rows (those `kept` under LIMIT), once each."""
         rid = self.plan.rowid_column
         ids = [r[rid] for r in self.rows.rows]
-        return len(set(ids)) == len(ids) and set(ids) == set(self._default_index)
+        return len(set(ids)) == len(ids) and set(ids) == (set(self._default_index) if kept is None else kept)
 
     def fixed_difference(self) -> Cell | None:
         """The first cell that no order of peers changes and that differs."""
