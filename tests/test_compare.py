@@ -647,3 +647,43 @@ def test_a_limit_under_keys_no_peer_order_changes_is_searched_partition_by_parti
     plan, oracle = _setup(f"SELECT id, {lag} FROM t ORDER BY g ASC NULLS LAST LIMIT 8", data)
     cut = _without_witness(plan, oracle.evaluate(_shuffled(6)).table).slice(0, 8)
     assert _judge(plan, oracle, cut).verdict is Verdict.INCONCLUSIVE
+
+
+def test_random_orders_decide_a_unit_past_the_budget_and_never_pass_a_wrong_one():
+    # 30 tied rows (30! orders): nth_value(x, 3) over the whole partition is the
+    # third row's x, one of three values. A random order gives it one time in
+    # three, so the sampled orders find a witness; the same value for every row
+    # is required, so an answer with one row's value changed stays undecided.
+    n = 30
+    data = {"id": list(range(n)), "k": [0] * n, "x": [i % 3 for i in range(n)]}
+    plan, oracle = _setup(
+        "SELECT id, nth_value(x, 3) OVER (ORDER BY k ASC NULLS LAST "
+        "RANGE BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS v FROM t", data)
+    answer = _without_witness(plan, oracle.evaluate(_shuffled(7)).table)
+    values = answer.column(1).to_pylist()
+    if values[0] == oracle.evaluate().table.column(1)[0].as_py():  # the default order's value: pick another
+        answer = _without_witness(plan, oracle.evaluate(_shuffled(8)).table)
+        values = answer.column(1).to_pylist()
+    outcome = _judge(plan, oracle, answer)
+    assert outcome.verdict is Verdict.MATCH, outcome.detail
+    other = next(v for v in range(3) if v != values[0])
+    assert _judge(plan, oracle, _wrong_cell(answer, 1, 4, other)).verdict is Verdict.INCONCLUSIVE
+
+
+def test_random_orders_decide_a_whole_answer_past_the_budget():
+    # Over UNION ALL there is no row id to split the search by: the whole
+    # answer's 30 tied rows (30! orders) are sampled, and a witness found.
+    n = 15
+    data = {"id": list(range(n)), "k": [0] * n, "x": [i % 3 for i in range(n)]}
+    plan, oracle = _setup(
+        "SELECT id, nth_value(x, 3) OVER (ORDER BY k ASC NULLS LAST "
+        "RANGE BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS v "
+        "FROM (SELECT id, k, x FROM t UNION ALL SELECT id + 100, k, x FROM t) AS q", data)
+    assert plan.rowid_column is None
+    default = oracle.evaluate().table.column(1)[0].as_py()
+    answer = next(a for a in (oracle.evaluate(_shuffled(s)).table for s in range(9, 30))
+                  if a.column(1)[0].as_py() != default)
+    outcome = _judge(plan, oracle, answer)
+    assert outcome.verdict is Verdict.MATCH, outcome.detail
+    other = next(v for v in range(3) if v != answer.column(1)[0].as_py())
+    assert _judge(plan, oracle, _wrong_cell(answer, 1, 4, other)).verdict is Verdict.INCONCLUSIVE

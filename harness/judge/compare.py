@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import random
 from collections import defaultdict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ import pyarrow as pa
 
 from harness.cases.case import Expected
 from harness.core.dialect import NullOrdering
-from harness.core.errors import InvalidCase
+from harness.core.errors import InvalidCase, ReferenceTimeout
 from harness.judge.cells import (  # noqa: F401 (float_tolerance and type_class are part of this API)
     Rows,
     TypeClass,
@@ -51,7 +52,7 @@ from harness.judge.cells import (  # noqa: F401 (float_tolerance and type_class 
 )
 from harness.judge.instrument import ROWID, OrderKey, Plan
 from harness.judge.oracle import Oracle
-from harness.judge.peer_search import search_units
+from harness.judge.peer_search import SAMPLES, search_units
 from reference_impl import Evaluation, PeerOrder
 
 UNCHECKED_ORDER = "the row order was not checked: an ORDER BY key is no column of the answer"
@@ -552,13 +553,23 @@ def _judge_by_units(rows: Rows, judgement: Judgement, oracle: Oracle, user: rang
 
 def _candidates(rows: Rows, plan: Plan, oracle: Oracle, evaluation: Evaluation):
     """The reference under each peer order to try: the engine's own row_number
-    order, then every permutation of the peer groups (kept by the oracle)."""
+    order, then every permutation of the peer groups (kept by the oracle), or
+    SAMPLES random ones when they are too many."""
     if plan.witness_columns and plan.rowid_column is not None:
         yield oracle.evaluate(_rn_order(rows, plan))
+    sizes = [size for _, size in evaluation.peer_groups]
     if _permutation_count(evaluation) <= SEARCH_BUDGET:
-        sizes = [size for _, size in evaluation.peer_groups]
         for perms in itertools.product(*(itertools.permutations(range(s)) for s in sizes)):
             yield oracle.evaluate_permuted(perms)
+        return
+    # Too many to try them all: random orders (seeded, as in `peer_search`),
+    # any of which that reproduces the answer is a witness.
+    rng = random.Random(0)
+    for _ in range(SAMPLES):
+        try:
+            yield oracle.evaluate_permuted(tuple(tuple(rng.sample(range(s), s)) for s in sizes))
+        except ReferenceTimeout:
+            return  # the search's time is up: undecided
 
 
 def _permutation_count(evaluation: Evaluation) -> int:

@@ -27,7 +27,8 @@ unit is decided by the first of these that reproduces its cells:
   name (a position each); the only order that can give them, so if it does
   not, no order does;
 - every order of the unit's peer groups, while their number is within the
-  budget.
+  budget;
+- past the budget, SAMPLES random orders of the unit's peer groups (seeded).
 A unit none of these decides is a mismatch when its orders were all tried
 (or its row_number values named the only one), and inconclusive otherwise.
 """
@@ -36,13 +37,18 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from harness.core.errors import ReferenceTimeout
 from harness.judge.cells import Rows, cell_tolerance, cells_equal, hashable, rows_of, zero_sign_note
 from harness.judge.instrument import ROWID, Plan, WindowKey, plain_row_number, sensitive_window_keys
 from harness.judge.oracle import Oracle
 from reference_impl import Evaluation, PeerOrder
+
+# Random orders tried for units past the budget before they are inconclusive (`_Search._sample`).
+SAMPLES = 200
 
 
 @dataclass(frozen=True)
@@ -302,6 +308,7 @@ class _Search:
                 self._count(oracle.evaluate(self._named_by(column, key)), next(candidates), mine)
             self.complete |= mine  # the only order that gives these values was tried
         self._enumerate(oracle, budget, candidates)
+        self._sample(oracle, candidates)
         if not self.pending:
             return UnitsVerdict("match", notes=self._match_notes(), units=units, evaluations=self.evaluations)
         proven = [u for u in self.pending if u in self.complete]
@@ -364,6 +371,30 @@ class _Search:
                     del iterators[comp]
         for comp in iterators:  # ended with the last order tried
             self.complete |= {u for u in self.pending if u[1] == comp}
+
+    def _sample(self, oracle: Oracle, candidates: Iterator[int]) -> None:
+        """Random orders of the units whose orders were too many to try them all:
+        any order that reproduces a unit's cells is a witness (a pass), and a
+        tie group of 30 often has many. Seeded, so a rerun tries the same
+        orders; ends at SAMPLES evaluations or at the search's time limit."""
+        waiting = {u for u in self.pending if u not in self.complete}
+        if not waiting:
+            return
+        rng = random.Random(0)
+        identity = [tuple(range(s)) for s in self.layout.sizes]
+        for _ in range(SAMPLES):
+            waiting &= set(self.pending)
+            if not waiting:
+                return
+            perms = list(identity)
+            for comp in {u[1] for u in waiting}:
+                for g in self.layout.components[comp]:
+                    perms[g] = tuple(rng.sample(range(self.layout.sizes[g]), self.layout.sizes[g]))
+            try:
+                evaluation = oracle.evaluate_permuted(tuple(perms))
+            except ReferenceTimeout:
+                return  # the search's time is up: what is still pending stays undecided
+            self._count(evaluation, next(candidates), waiting)
 
     def _match_notes(self) -> tuple[str, ...]:
         self.notes = list(dict.fromkeys(self.notes))
