@@ -349,3 +349,19 @@ def test_measure_300_rows_4_windows_on_duckdb(capsys: pytest.CaptureFixture[str]
     with capsys.disabled():
         print(f"\n300 rows, 4 window expressions, DuckDB: {result.attempts} attempts, "
               f"{result.seconds:.2f} s, steps {result.steps}\n{result.case.sql}")
+
+
+def test_value_passes_reach_a_fixpoint_when_a_cell_prefers_null_to_zero() -> None:
+    # Holds while f has a non-NULL value. The column pass makes f all zero, the
+    # cell pass then makes one zero NULL; a zero fill that turned that NULL back
+    # into a zero undid it, and the passes went round until the deadline.
+    table = pa.table({"id": pa.array([1, 2], pa.int64()), "f": pa.array([1.5, 2.5], pa.float64())})
+    case = make_case("SELECT id, sum(f) OVER (ORDER BY id) AS w1 FROM t", {"t": table})
+
+    def holds(c: Case) -> bool:
+        return c.tables["t"].num_rows == 2 and "f" in c.tables["t"].column_names and \
+            c.tables["t"].column("f").null_count < c.tables["t"].num_rows
+
+    result = shrink(case, holds, deadline=time.monotonic() + 30)
+    assert not result.timed_out and result.attempts < 200
+    assert result.case.tables["t"].column("f").to_pylist() in ([None, 0.0], [0.0, None])

@@ -89,7 +89,7 @@ def _simplify_column(search: Search, name: str, column: str) -> None:
     fills = [None] if nullable else []
     fills += [z for z in [_zero(search.case, name, column)] if z is not None]
     for fill in fills:
-        if search.attempt(_with_cells(search.case, name, column, lambda vs, f=fill: [f] * len(vs))):
+        if search.attempt(_with_cells(search.case, name, column, lambda vs, f=fill: _filled(vs, f))):
             break
     for row in range(search.case.tables[name].num_rows):
         values = search.case.tables[name].column(column).to_pylist()
@@ -99,6 +99,14 @@ def _simplify_column(search: Search, name: str, column: str) -> None:
                                lambda vs, row=row, value=value: vs[:row] + [value] + vs[row + 1:])
             if search.attempt(cell):
                 break
+
+
+def _filled(values: list[object], fill: object) -> list[object]:
+    """Each value made `fill` where that is simpler; a NULL stays NULL. Never a
+    less simple value: a zero fill that turned NULLs back into zeros undid
+    the cell pass's NULLs, and the two went round until the reduction's time
+    was up."""
+    return [fill if simplicity(fill) < simplicity(v) else v for v in values]
 
 
 def _simplest(values: list[object]) -> list[object]:
