@@ -199,3 +199,14 @@ def test_a_damaged_finding_file_is_shown_as_unreadable_not_a_traceback(tmp_path)
 
     saved = read_saved(_case(tmp_path, "finding.yaml", b"\xff\xfe\x00\x01"))
     assert saved.doc == {} and saved.case is None
+
+
+@pytest.mark.parametrize("value", ["-PT22H", "P1DT2H3M4.000005S", "P0D"])
+def test_a_dumped_interval_reads_back_the_same(tmp_path, value):
+    from harness.cases.casefile import dump_case
+
+    case = load_case(_case(tmp_path, "intervals.yaml", _with_column("interval", value)))
+    text = dump_case(case)
+    assert load_case(_case(tmp_path, "again.yaml", text)).tables["t"].equals(case.tables["t"])
+    assert yaml.safe_load(text)["tables"]["t"]["columns"]["x"] == "interval"
+    assert yaml.safe_load(text)["tables"]["t"]["rows"][0][2] == value

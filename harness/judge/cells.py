@@ -91,12 +91,24 @@ def rows_of(table: pa.Table, magnitudes: dict[str, list] | None = None) -> Rows:
 
 
 def _normalise_column(column: pa.ChunkedArray) -> list:
-    if pa.types.is_duration(column.type) or pa.types.is_interval(column.type):
+    if _is_interval(column.type):
         return _intervals(column)
+    if _is_list(column.type) and _is_interval(column.type.value_type):  # array_agg(iv)
+        flat = pa.chunked_array([c.flatten() for c in column.chunks], column.type.value_type)
+        elements = iter(_intervals(flat))
+        return [None if v is None else [next(elements) for _ in v] for v in column.to_pylist()]
     values = column.to_pylist()
     if pa.types.is_timestamp(column.type) and column.type.tz is not None:
         return [v if v is None else v.astimezone(dt.UTC).replace(tzinfo=None) for v in values]
     return values
+
+
+def _is_list(t: pa.DataType) -> bool:
+    return pa.types.is_list(t) or pa.types.is_large_list(t)
+
+
+def _is_interval(t: pa.DataType) -> bool:
+    return pa.types.is_duration(t) or pa.types.is_interval(t)
 
 
 @dataclass(frozen=True)
