@@ -20,6 +20,7 @@ Positions are 0-based places in the sorted partition; extents are half-open.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
@@ -38,11 +39,12 @@ from harness.core.model import (
     Frame,
     FrameMode,
     Interval,
+    IntervalUnit,
     Literal,
 )
 from harness.core.types import SqlType
 from reference_impl.expressions import constant_value
-from reference_impl.intervals import add_interval
+from reference_impl.intervals import add_interval, day_time
 from reference_impl.numeric import exact_decimal
 from reference_impl.ordering import SortedPartition, SortSpec, compare_value, null_collation
 from reference_impl.values import category, order_key
@@ -135,6 +137,8 @@ def _count_offset(value: object, mode: FrameMode) -> int:
 
 
 def _range_offset(value: object, key_type: SqlType | None) -> object:
+    if key_type is not None and key_type.kind is T.INTERVAL.kind:
+        return _interval_key_offset(value, key_type)
     if key_type is not None and key_type.kind in (T.DATE.kind, T.TIMESTAMP.kind):
         if not isinstance(value, Interval):
             raise EvaluationError(f"a RANGE offset over {key_type} must be an interval")
@@ -153,6 +157,19 @@ def _range_offset(value: object, key_type: SqlType | None) -> object:
         # key +- inf is NaN for an infinite key; the standard does not say which rows that takes.
         raise ReferenceGap("an infinite RANGE offset")
     return value
+
+
+def _interval_key_offset(value: object, key_type: SqlType) -> dt.timedelta:
+    """A RANGE offset over a day-time interval key: a day-time interval (the key
+    plus or minus it must be defined, and a year-month interval is not
+    comparable with a day-time one: <interval value expression>), not negative."""
+    if not isinstance(value, Interval):
+        raise EvaluationError(f"a RANGE offset over {key_type} must be an interval")
+    if value.unit in (IntervalUnit.YEAR, IntervalUnit.MONTH):
+        raise EvaluationError(f"a RANGE offset of {value.unit.value}s over a day-time {key_type} key")
+    if value.count < 0:
+        raise OffsetOutOfRange(f"a RANGE frame offset must not be negative: {value}")
+    return day_time(value)  # type: ignore[return-value]
 
 
 # ---------------------------------------------------------------------------
@@ -374,6 +391,11 @@ def _range_target(frame: FrameDef, b: FrameBound, value: object) -> object:
         try:
             return add_interval(value, b.offset, sign)  # type: ignore[arg-type]
         except OverflowError:
+            return _Beyond(sign)
+    if isinstance(b.offset, dt.timedelta):  # over an interval key
+        try:
+            return value + sign * b.offset  # type: ignore[operator]
+        except OverflowError:  # past timedelta's range, which holds every key
             return _Beyond(sign)
     if isinstance(value, float) or isinstance(b.offset, float):
         return float(value) + sign * float(b.offset)  # type: ignore[arg-type]

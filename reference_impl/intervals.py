@@ -48,6 +48,20 @@ def _add_months(value: dt.date, months: int) -> dt.date:
     return value.replace(year=year, month=month + 1, day=day)
 
 
+def day_time(value: object) -> object:
+    """An interval value as a day-time duration (a timedelta): a column's value
+    is one already, a constant of days, hours, minutes or seconds becomes one;
+    a constant of years or months has no fixed length (ReferenceGap)."""
+    if not isinstance(value, Interval):
+        return value
+    if value.unit not in _DAY_TIME:
+        raise ReferenceGap(f"a year-month interval value ({value.count} {value.unit.value})")
+    try:
+        return dt.timedelta(**{_DAY_TIME[value.unit]: value.count})
+    except OverflowError:
+        raise ReferenceGap(f"an interval past {dt.timedelta.max.days} days") from None
+
+
 def interval_result_type(value_type: SqlType, interval: Interval) -> SqlType:
     """The declared type of DATE/TIMESTAMP +- interval."""
     if value_type == T.DATE and interval.unit in (
@@ -67,8 +81,17 @@ _SECONDS = {IntervalUnit.DAY: 86400, IntervalUnit.HOUR: 3600, IntervalUnit.MINUT
             IntervalUnit.SECOND: 1}
 
 
-def scale_interval(interval: Interval, factor: int) -> Interval:
+def scale_interval(interval: Interval | dt.timedelta, factor: int) -> Interval | dt.timedelta:
+    if isinstance(interval, dt.timedelta):  # a column's value
+        return _checked(lambda: interval * factor)
     return Interval(interval.count * factor, interval.unit)
+
+
+def _checked(compute: Callable[[], dt.timedelta]) -> dt.timedelta:
+    try:
+        return compute()
+    except OverflowError:
+        raise ReferenceGap(f"an interval past {dt.timedelta.max.days} days") from None
 
 
 def _in_unit(interval: Interval, unit: IntervalUnit) -> Interval:
@@ -83,7 +106,10 @@ def _finer(a: IntervalUnit, b: IntervalUnit) -> IntervalUnit:
     return a if order.index(a) > order.index(b) else b
 
 
-def _sum(a: Interval, b: Interval, sign: int) -> Interval:
+def _sum(a: Interval, b: Interval, sign: int) -> Interval | dt.timedelta:
+    if isinstance(a, dt.timedelta) or isinstance(b, dt.timedelta):  # a column's value: a duration
+        x, y = day_time(a), day_time(b)
+        return _checked(lambda: x + sign * y)  # type: ignore[operator]
     unit = _finer(a.unit, b.unit)
     x, y = _in_unit(a, unit), _in_unit(b, unit)
     return Interval(x.count + sign * y.count, unit)
@@ -96,11 +122,15 @@ def _times(a: object, b: object) -> Interval:
     return scale_interval(interval, n)  # type: ignore[arg-type]
 
 
-def _divided(a: Interval, n: object) -> Interval:
+def _divided(a: Interval | dt.timedelta, n: object) -> Interval | dt.timedelta:
     if isinstance(n, bool) or not isinstance(n, int):
         raise ReferenceGap(f"an interval divided by a non-integer {n!r}")
     if n == 0:
         raise EvaluationError("division by zero")
+    if isinstance(a, dt.timedelta):
+        if a % dt.timedelta(microseconds=abs(n)):
+            raise ReferenceGap("an interval divided into fractions of a microsecond")
+        return a // n
     if a.count % n:
         raise ReferenceGap("an interval divided into fractions of its unit")
     return Interval(a.count // n, a.unit)

@@ -10,6 +10,7 @@ import pyarrow as pa
 from harness.core.errors import ReferenceGap
 from harness.core.types import SqlType, TypeKind, to_arrow
 from reference_impl.evaluation import Evaluation, WindowKey
+from reference_impl.intervals import day_time
 from reference_impl.numeric import exact_decimal
 from reference_impl.relation import Relation
 
@@ -31,6 +32,8 @@ def _arrow_column(rel: Relation, index: int) -> pa.Array:
     # from_pandas=False is the default for a list; passing it skips a lookup per call.
     values = [row[index] for row in rel.rows]
     t = rel.fields[index].type
+    if t is not None and t.kind is TypeKind.INTERVAL:
+        values = [day_time(v) for v in values]
     if t is None and any(v is not None for v in values):
         raise ReferenceGap(f"column {rel.fields[index].name!r} has no type but holds values")
     try:
@@ -81,8 +84,6 @@ def _significant(value: Decimal) -> tuple[int, int]:
 def _arrow_type(t: SqlType | None) -> pa.DataType:
     if t is None:
         return pa.null()  # an untyped NULL column
-    if t.kind is TypeKind.INTERVAL:
-        raise ReferenceGap("an INTERVAL result column")
     return to_arrow(t)
 
 

@@ -1,7 +1,8 @@
 """SQL value semantics on plain Python values.
 
 A SQL value is represented as: None (NULL), bool, int, float, Decimal, str,
-datetime.date, datetime.datetime. This module holds the rules every operator
+datetime.date, datetime.datetime, datetime.timedelta (a day-time interval:
+compared as a duration, so 1 day equals 24 hours). This module holds the rules every operator
 shares: three-valued logic, comparison (with the harness's NaN and -0.0
 rules), and the key under which values are "not distinct" for grouping,
 partitioning and DISTINCT.
@@ -15,6 +16,8 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from harness.core.errors import EvaluationError
+from harness.core.model import Interval
+from reference_impl.intervals import day_time
 
 
 def is_nan(value: object) -> bool:
@@ -61,6 +64,7 @@ _FAMILIES: dict[type, str] = {
     str: "string",
     dt.date: "datetime",
     dt.datetime: "datetime",
+    dt.timedelta: "interval",
 }
 
 
@@ -81,6 +85,8 @@ def category(value: object) -> str:
 
 
 def _comparable(a: object, b: object) -> tuple[object, object]:
+    if isinstance(a, Interval) or isinstance(b, Interval):  # a constant: as a duration
+        a, b = day_time(a), day_time(b)
     if category(a) != category(b):
         raise EvaluationError(f"cannot compare {a!r} with {b!r}")
     # A DATE compares with a TIMESTAMP as midnight of that day (the standard
@@ -114,7 +120,7 @@ def compare(a: object, b: object) -> int:
 # Types whose values, two of the same type, compare as Python compares them
 # (one family, no NaN, no DATE against TIMESTAMP); so do two floats or two
 # decimals that are not NaN (x == x fails for NaN only).
-_PLAINLY_ORDERED = frozenset({bool, int, str, dt.date})
+_PLAINLY_ORDERED = frozenset({bool, int, str, dt.date, dt.timedelta})
 _NUMBERS_BUT_NAN = frozenset({float, Decimal})
 
 
@@ -219,7 +225,7 @@ def group_key(value: object) -> object:
 
 
 # The types whose values are their own grouping key (no NaN, no -0.0, no array).
-_OWN_GROUP_KEY = frozenset({type(None), bool, int, Decimal, str, dt.date, dt.datetime})
+_OWN_GROUP_KEY = frozenset({type(None), bool, int, Decimal, str, dt.date, dt.datetime, dt.timedelta})
 
 
 def group_key_by_definition(value: object) -> object:

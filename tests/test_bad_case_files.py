@@ -56,10 +56,13 @@ def _run_error(tmp_path: Path, capsys, path: Path) -> str:
 
 
 @pytest.mark.parametrize(("text", "says"), [
-    # `interval` is a type name of the SQL (CAST, INTERVAL constants), not a column's:
-    # no value of it can be written in a case, and the reference holds none.
-    (_with_column("interval", "1"), "tables.t.columns.x: 'interval' is not a column type"),
-    (_with_column("interval", "null"), "tables.t.columns.x: 'interval' is not a column type"),
+    # An `interval` column holds day-time intervals written as ISO-8601 durations:
+    # not a number, nor years or months (no fixed length), nor a bad duration.
+    (_with_column("interval", "1"), "tables.t.rows[0][2] (x): 1 is not a valid INTERVAL"),
+    (_with_column("interval", "P1M"), "tables.t.rows[0][2] (x): 'P1M' has years or months: "
+                                      "only day-time intervals"),
+    (_with_column("interval", "'1 day'"), "tables.t.rows[0][2] (x): '1 day' is not a day-time "
+                                          "interval; write an ISO-8601 duration such as 'P1DT2H3M4.5S'"),
     # HUGEINT travels as DECIMAL(38, 0): 10^38 has 39 digits.
     (_with_column("hugeint", str(10**38)), "tables.t.rows[0][2] (x): 10000000000000000000000000000000"
                                            "0000000 is out of HUGEINT's range"),
@@ -196,3 +199,14 @@ def test_a_damaged_finding_file_is_shown_as_unreadable_not_a_traceback(tmp_path)
 
     saved = read_saved(_case(tmp_path, "finding.yaml", b"\xff\xfe\x00\x01"))
     assert saved.doc == {} and saved.case is None
+
+
+@pytest.mark.parametrize("value", ["-PT22H", "P1DT2H3M4.000005S", "P0D"])
+def test_a_dumped_interval_reads_back_the_same(tmp_path, value):
+    from harness.cases.casefile import dump_case
+
+    case = load_case(_case(tmp_path, "intervals.yaml", _with_column("interval", value)))
+    text = dump_case(case)
+    assert load_case(_case(tmp_path, "again.yaml", text)).tables["t"].equals(case.tables["t"])
+    assert yaml.safe_load(text)["tables"]["t"]["columns"]["x"] == "interval"
+    assert yaml.safe_load(text)["tables"]["t"]["rows"][0][2] == value

@@ -94,7 +94,7 @@ def test_grid_follows_the_function_table():
     for name in per_mode:  # one cell per frame mode, any bounds
         mine = [c for c in cells if c.function == name]
         assert [(c.frame_mode, c.start, c.end) for c in mine] == [(m, "any", "any") for m in FRAME_MODES]
-    assert sum(c.family == "range-keys" for c in cells) == 5 * 2 * 2
+    assert sum(c.family == "range-keys" for c in cells) == 6 * 2 * 2  # interval keys since issue 19
     # Per frame-reading function: 3 modes x 25 pairs, plus the two default-frame cells.
     assert sum(c.family == "frame" and c.function == framed[0] for c in cells) == 77
     for spec in over:

@@ -395,3 +395,42 @@ def test_one_sort_per_partition_agrees_with_frame_by_frame(func: str) -> None:
     slow = parse(f"SELECT id, {call} OVER (PARTITION BY p ORDER BY id GROUPS BETWEEN 100 PRECEDING "
                  "AND 100 FOLLOWING) AS r FROM t")
     assert evaluate(fast, {"t": data}).table == evaluate(slow, {"t": data}).table
+
+
+# -- INTERVAL columns (issue 19, items 3 and 8) ------------------------------------------
+
+def _interval_cases(campaign: str, count: int) -> list:
+    from harness.generate.cases import PORTABLE_SHARE, interval_stream
+
+    seeds = [f"{campaign}/{i}" for i in range(4000)
+             if interval_stream(f"{campaign}/{i}") is not None
+             and Random(f"{campaign}/{i}/types").random() >= PORTABLE_SHARE]
+    return [generate_case(s) for s in seeds[:count]]
+
+
+def test_a_share_of_cases_orders_by_an_interval_column_with_interval_offsets():
+    cases = _interval_cases("7", 40)
+    kinds = [{c.name: c.type.kind.value for s in g.case.schemas for c in s.columns} for g in cases]
+    assert sum("interval" in k.values() for k in kinds) >= 30  # the query mostly reads it
+    ranged = []
+    for g, k in zip(cases, kinds, strict=True):
+        assert parse(g.case.sql, keep_invalid=g.case.error is not None) == g.case.query, g.seed
+        assert "an INTERVAL column" in g.case.description
+        offsets = [n for n in walk(g.case.query) if isinstance(n, Interval)]
+        if offsets and any(k.get(key) == "interval" for key in re.findall(r"ORDER BY (\w+)", g.case.sql)):
+            ranged.append(g)
+            assert all(o.unit not in (IntervalUnit.MONTH, IntervalUnit.YEAR) for o in offsets), g.seed
+    assert ranged, "no RANGE INTERVAL offset over an interval key in 40 interval cases"
+    for g in ranged[:5]:  # the reference answers them (no gap, no crash)
+        if g.case.error is None:
+            evaluate(g.case.query, g.case.tables)
+
+
+def test_interval_cases_draw_from_their_own_stream():
+    from harness.generate.cases import INTERVAL_SHARE, interval_stream
+
+    fired = [i for i in range(2000) if interval_stream(f"0/{i}") is not None]
+    assert 0.5 * INTERVAL_SHARE * 2000 < len(fired) < 2 * INTERVAL_SHARE * 2000
+    for i in range(30):  # only a fired draw gives a case an interval column
+        kinds = {c.type.kind.value for s in generate_case(f"0/{i}").case.schemas for c in s.columns}
+        assert ("interval" in kinds) <= (i in fired), i

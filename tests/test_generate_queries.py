@@ -269,8 +269,9 @@ def test_most_queries_mostly_write_the_null_order() -> None:
 
 def test_frame_offsets_fit_the_mode_and_the_key() -> None:
     """ROWS/GROUPS offsets are non-negative integers; a RANGE offset comes with
-    exactly one ORDER BY key of a number, date or timestamp type, and has the
-    key's class (a number for numbers, an interval for datetimes)."""
+    exactly one ORDER BY key of a number, date, timestamp or interval type, and
+    has the key's class (a number for numbers, an interval for datetimes and
+    intervals)."""
     for g in corpus()[:1500]:
         for node in walk(g.case.query):
             if isinstance(node, Select):
@@ -294,6 +295,8 @@ def _check_offsets(spec: WindowSpec, g: GeneratedCase) -> None:
             continue
         if key.kind in (TypeKind.DATE, TypeKind.TIMESTAMP):
             assert isinstance(value, Interval), g.seed
+        elif key.kind is TypeKind.INTERVAL:  # day-time units only over a day-time key
+            assert isinstance(value, Interval) and value.unit.value not in ("MONTH", "YEAR"), g.seed
         else:
             assert key.is_numeric and not isinstance(value, Interval) and value >= 0, g.seed
             if isinstance(offset, Literal):

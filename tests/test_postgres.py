@@ -146,7 +146,7 @@ def test_a_nul_character_cannot_be_written_or_loaded(pg: Engine) -> None:
 @pytest.mark.parametrize(("column", "feature"), [
     (pa.array([1], pa.int8()), "data.tinyint"),
     (pa.array([[1, 2]], pa.list_(pa.int64())), "data.list"),
-    (pa.array([pa.MonthDayNano([0, 1, 0])], pa.month_day_nano_interval()), "data.interval"),
+    (pa.array([pa.MonthDayNano([0, 1, 0])], pa.month_day_nano_interval()), "data.month-day-nano-interval"),
     (pa.array([1], pa.uint8()).cast(pa.float16()), "data.other-type"),
 ])
 def test_data_postgres_cannot_hold_is_unsupported(pg: Engine, column: pa.Array, feature: str) -> None:

@@ -7,6 +7,7 @@ harness must give a typed verdict.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import replace
 
 import pyarrow as pa
@@ -548,3 +549,59 @@ def test_the_last_column_the_order_and_a_value_among_ties_are_each_judged():
     tied = right.column(2).to_pylist()
     tied[1] = 999  # row 2 ties with rows 1 and 3 on k; no order gives lag 999
     assert compare(_with_column(right, 2, tied), judge, oracle).verdict is Verdict.MISMATCH
+
+
+# -- INTERVAL answers: one value, several encodings (issue 19, items 3 and 8) ------------
+
+IV = pa.table({"id": pa.array([1, 2, 3], pa.int64()),
+               "iv": pa.array([dt.timedelta(hours=1), dt.timedelta(days=1), None], pa.duration("us"))})
+_MDN = pa.month_day_nano_interval()
+
+
+def _interval_verdict(column: pa.Array) -> Verdict:
+    """The verdict on `SELECT id, max(iv) OVER () AS m FROM t` (m is 1 day) when
+    an engine answers m as `column`."""
+    plan = instrument(parse("SELECT id, max(iv) OVER () AS m FROM t ORDER BY id"), _schemas(t=IV))
+    tables = with_rowid({"t": IV})
+    oracle = Oracle(plan.unlimited, tables)
+    answer = oracle.evaluate().table
+    m = answer.column_names.index("m")
+    answer = answer.set_column(m, pa.field("m", column.type), column)
+    return compare(answer, Judgement(plan, NULLS_LARGEST), oracle).verdict
+
+
+@pytest.mark.parametrize("column", [
+    pa.array([dt.timedelta(days=1)] * 3, pa.duration("us")),  # as the reference has it
+    pa.array([86_400 * 10**9] * 3, pa.duration("ns")),  # another unit
+    pa.array([pa.MonthDayNano([0, 1, 0])] * 3, _MDN),  # DataFusion's days apart
+    pa.array([pa.MonthDayNano([0, 0, 86_400 * 10**9])] * 3, _MDN),  # DuckDB's nanoseconds
+    pa.array([pa.MonthDayNano([0, 2, -86_400 * 10**9])] * 3, _MDN),  # PostgreSQL's '2 days -24:00:00'
+], ids=["duration-us", "duration-ns", "mdn-days", "mdn-nanos", "mdn-mixed-signs"])
+def test_one_interval_in_any_encoding_matches(column):
+    assert _interval_verdict(column) is Verdict.MATCH
+
+
+@pytest.mark.parametrize("column", [
+    pa.array([dt.timedelta(days=1, microseconds=1)] * 3, pa.duration("us")),
+    pa.array([pa.MonthDayNano([0, 1, 1])] * 3, _MDN),  # a nanosecond off
+    pa.array([pa.MonthDayNano([0, 0, 86_400 * 10**9])] * 2 + [pa.MonthDayNano([0, 0, 0])], _MDN),
+    # A month is no fixed number of days: 1 month - 29 days is not 1 day, nor is 30 days - 29 days.
+    pa.array([pa.MonthDayNano([1, -29, 0])] * 3, _MDN),
+    pa.array([None] * 3, _MDN),
+], ids=["a-microsecond-off", "a-nanosecond-off", "last-row-off", "with-months", "null"])
+def test_a_wrong_interval_fails(column):
+    assert _interval_verdict(column) is Verdict.MISMATCH
+
+
+def test_an_interval_answered_as_a_number_is_a_type_mismatch():
+    assert _interval_verdict(pa.array([86_400_000_000] * 3, pa.int64())) is Verdict.TYPE_MISMATCH
+
+
+def test_an_ordered_interval_with_months_is_a_mismatch_not_a_crash():
+    plan = instrument(parse("SELECT id, iv FROM t ORDER BY iv"), _schemas(t=IV))
+    tables = with_rowid({"t": IV})
+    oracle = Oracle(plan.unlimited, tables)
+    answer = oracle.evaluate().table
+    months = pa.array([pa.MonthDayNano([0, 0, 3_600 * 10**9]), pa.MonthDayNano([1, 0, 0]), None], _MDN)
+    answer = answer.set_column(1, pa.field("iv", _MDN), months)
+    assert compare(answer, Judgement(plan, NULLS_LARGEST), oracle).verdict is Verdict.MISMATCH

@@ -19,6 +19,7 @@ import pyarrow as pa
 import yaml
 
 from harness.cases.case import Case
+from harness.core.day_time import format_day_time
 from harness.core.types import canonical_type_name, from_arrow
 
 
@@ -31,6 +32,8 @@ def yaml_value(value: object) -> object:
         return str(value)
     if isinstance(value, dt.datetime):
         return value.isoformat(sep=" ")
+    if isinstance(value, dt.timedelta):  # a day-time interval
+        return format_day_time(value)
     if isinstance(value, (list, tuple)):
         return [yaml_value(v) for v in value]
     if isinstance(value, dict):  # an Arrow struct: not in the model, kept readable

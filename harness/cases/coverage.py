@@ -24,7 +24,7 @@ so a function added there appears here at once. Three families:
   functions with the full grid).
 - ``range-keys``: a RANGE frame with an n PRECEDING or n FOLLOWING bound (start
   and end "any", at least one of them an offset) by the type class of its one
-  ORDER BY key (integer, decimal, float, date, timestamp) x ASC/DESC x an
+  ORDER BY key (integer, decimal, float, date, timestamp, interval) x ASC/DESC x an
   explicit NULLS FIRST/LAST; any function.
 
 A field that a cell does not constrain holds "any". A case covers a cell when
@@ -72,7 +72,7 @@ BOUND_KINDS = (
     "unbounded-preceding", "preceding", "current-row", "following", "unbounded-following",
 )
 EXCLUSIONS = ("no-others", "current-row", "group", "ties")
-KEY_TYPES = ("integer", "decimal", "float", "date", "timestamp")
+KEY_TYPES = ("integer", "decimal", "float", "date", "timestamp", "interval")
 DIRECTIONS = ("asc", "desc")
 NULLS = ("first", "last")
 DEFAULT_FRAME_DIRECTIONS = ("order-by", "no-order-by")
@@ -103,6 +103,7 @@ _KEY_CLASSES = {
     TypeKind.FLOAT64: "float",
     TypeKind.DATE: "date",
     TypeKind.TIMESTAMP: "timestamp",
+    TypeKind.INTERVAL: "interval",  # a day-time interval key, moved by INTERVAL offsets
 }
 
 

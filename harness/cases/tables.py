@@ -15,6 +15,7 @@ from decimal import Context, Decimal, InvalidOperation, localcontext
 
 import pyarrow as pa
 
+from harness.core.day_time import parse_day_time
 from harness.core.errors import InvalidCase, InvalidInput
 from harness.core.model import ColumnDef, TableSchema
 from harness.core.types import MAX_HUGEINT, SqlType, TypeKind, parse_type_name, to_arrow
@@ -62,9 +63,6 @@ def load_schema(name: str, columns: dict, where: str) -> TableSchema:
         if not isinstance(type_text, str):
             raise InvalidCase("a column's type must be a string", at)
         column_type = parse_type_name(type_text, at)
-        if column_type.kind is TypeKind.INTERVAL:  # the reference has interval constants only
-            raise InvalidCase(f"{type_text!r} is not a column type: an interval is a constant in "
-                              "the SQL (INTERVAL '1' DAY), never a table's value", at)
         defs.append(ColumnDef(str(col), column_type))
     if not defs:
         raise InvalidCase("a table needs at least one column", f"{where}.columns")
@@ -166,6 +164,7 @@ _AS_IS = {
                                 TypeKind.INT128)},
     TypeKind.FLOAT32: {float}, TypeKind.FLOAT64: {float},
     TypeKind.STRING: {str}, TypeKind.BOOL: {bool}, TypeKind.DATE: {dt.date},
+    TypeKind.INTERVAL: {dt.timedelta},
 }
 
 
@@ -179,8 +178,14 @@ def coerce_value(value: object, t: SqlType, where: str) -> object:
         return _COERCE[t.kind](value, t)
     except OverflowError:
         raise InvalidCase(f"{value!r} is out of {t}'s range", where) from None
+    except _Explained as e:
+        raise InvalidCase(str(e), where) from None
     except (TypeError, ValueError, InvalidOperation):
         raise InvalidCase(f"{value!r} is not a valid {t}", where) from None
+
+
+class _Explained(ValueError):
+    """A bad value whose message says why (and what to write instead)."""
 
 
 def _to_int(value: object, t: SqlType) -> int:
@@ -252,6 +257,18 @@ def _naive_utc(value: dt.datetime) -> dt.datetime:
     return value.astimezone(dt.UTC).replace(tzinfo=None)
 
 
+def _to_interval(value: object, t: SqlType) -> dt.timedelta:
+    """A day-time interval, written as an ISO-8601 duration (`P1DT2H`, `-PT30M`)."""
+    if isinstance(value, dt.timedelta):
+        return value
+    if not isinstance(value, str):
+        raise TypeError(value)
+    try:
+        return parse_day_time(value)
+    except InvalidInput as e:
+        raise _Explained(str(e)) from None
+
+
 def _to_list(value: object, t: SqlType) -> list:
     if not isinstance(value, list):
         raise TypeError(value)
@@ -272,4 +289,5 @@ _COERCE = {
     TypeKind.BOOL: _to_bool,
     TypeKind.DATE: _to_date,
     TypeKind.TIMESTAMP: _to_timestamp,
+    TypeKind.INTERVAL: _to_interval,
 }

@@ -176,7 +176,11 @@ _TO_ARROW = {
     TypeKind.DATE: pa.date32(),
     # Timestamps are naive (no time zone) everywhere; engines run in UTC.
     TypeKind.TIMESTAMP: pa.timestamp("us"),
-    TypeKind.INTERVAL: pa.month_day_nano_interval(),
+    # A day-time interval (`harness.core.day_time`): a duration in microseconds,
+    # which DuckDB loads as INTERVAL, Spark as INTERVAL DAY TO SECOND, DataFusion
+    # as Duration and PostgreSQL (through Python timedeltas) as interval; Spark
+    # cannot load Arrow's month_day_nano at all (measured, DuckDB 2.0, Spark 4.3).
+    TypeKind.INTERVAL: pa.duration("us"),
 }
 
 
@@ -198,6 +202,8 @@ def from_arrow(t: pa.DataType) -> SqlType:
         return TIMESTAMP
     if pa.types.is_date(t):
         return DATE
+    if pa.types.is_duration(t) or pa.types.is_interval(t):
+        return INTERVAL  # an engine's answer: month_day_nano (DuckDB, DataFusion) or a duration
     if pa.types.is_large_string(t) or pa.types.is_string(t) or pa.types.is_string_view(t):
         return STRING
     for kind, arrow_type in _TO_ARROW.items():

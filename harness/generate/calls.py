@@ -31,6 +31,7 @@ from harness.core.types import SqlType, TypeKind
 from harness.generate.context import (
     Context,
     column_of,
+    has_literals,
     integer,
     random_literal,
     random_predicate,
@@ -174,6 +175,8 @@ def _offset_args(ctx: Context) -> tuple[Expr, ...] | None:
     if column is None:
         return None
     arity = ctx.rng.choice((1, 2, 3))
+    if not has_literals(column.type):
+        arity = min(arity, 2)  # no default: see `has_literals`
     args: list[Expr] = [column.expr]
     if arity >= 2:
         args.append(_lag_offset(ctx))

@@ -21,6 +21,7 @@ towards every construct on, each construct towards not being used).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from random import Random
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from harness.cases.case import Case
+from harness.core import types as T
 from harness.core.errors import InvalidInput
 from harness.core.functions import is_aggregate
 from harness.core.model import (
@@ -56,6 +58,7 @@ from harness.generate.data import (
 )
 from harness.generate.draws import Draws, as_strategy
 from harness.generate.invalid import INVALID_SHARE, invalid_kind_of, maybe_invalid, still_invalid
+from harness.generate.names import clashes, fold
 from harness.generate.queries import GeneratedQuery, random_query
 from harness.generate.schemas import ID, random_schema
 from harness.generate.swarm import Swarm
@@ -94,6 +97,11 @@ DATA_PRESETS: dict[str, Callable[[Draws], DataKnobs]] = {
 # About half the draws are declined (a join, or a query the reference cannot
 # evaluate at scale: `cheap_at_scale`), so about 3% of cases are batch-scale.
 LARGE_SHARE = 0.06
+# A share of cases (not the portable ones) get an INTERVAL column in t: one of
+# its drawn value columns retyped (`with_interval_column`). Drawn from the seed
+# alone (its own stream, `/interval`), so a case without one draws every other
+# stream as before; a case with one draws its data and query over that column.
+INTERVAL_SHARE = 0.05
 
 
 # Window aggregates the reference computes for all frames of a partition at
@@ -197,7 +205,8 @@ def generate_case(seed: str, steer: Steer | None = None, picks: Sequence[int] | 
     portable = Random(f"{seed}/types").random() < PORTABLE_SHARE
     generated = draw_case(seed, Streams.from_seed(seed), steer, picks, data,
                           kinds=PORTABLE_KINDS if portable else None, limits=limits,
-                          large=_large(seed, limits))
+                          large=_large(seed, limits),
+                          interval=None if portable else interval_stream(seed))
     broken = maybe_invalid(seed, generated.case, invalid_share)
     if broken is None:
         return generated
@@ -236,6 +245,29 @@ def generate_sibling(shape: GeneratedCase, seed: str, data: str = "default",
 
 # How a case's description says that its tables are batch-scale.
 _SCALE_NOTE = "; batch-scale tables"
+_INTERVAL_NOTE = "; an INTERVAL column"
+
+
+def interval_stream(seed: str, share: float = INTERVAL_SHARE) -> Random | None:
+    """The stream that retypes a column of the case of `seed` as INTERVAL, or None
+    when its draw says the case has no interval column."""
+    rng = Random(f"{seed}/interval")
+    return rng if rng.random() < share else None
+
+
+def with_interval_column(rng: Draws, schema: TableSchema) -> TableSchema:
+    """`schema` with one of its value columns (drawn) retyped INTERVAL, renamed
+    `iv<position>` when its name was the readable one (an awkward name stays).
+    Simpler means the first value column."""
+    positions = [i for i, c in enumerate(schema.columns) if c.name != ID]
+    i = rng.choice(positions)
+    column = schema.columns[i]
+    name = column.name
+    readable = re.fullmatch(r"[a-z]+([0-9]+)", name)
+    if readable and not clashes(f"iv{readable[1]}", {fold(c.name) for c in schema.columns}):
+        name = f"iv{readable[1]}"
+    retyped = replace(column, name=name, type=T.INTERVAL)
+    return replace(schema, columns=(*schema.columns[:i], retyped, *schema.columns[i + 1:]))
 
 
 def _large(seed: str, limits: Limits) -> bool:
@@ -266,12 +298,15 @@ def draw_case(seed: str, streams: Streams, steer: Steer | None = None,
               picks: Sequence[int] | None = None, data: str = "default",
               max_rows: int | None = None,
               kinds: Collection[TypeKind] | None = None, limits: Limits = NO_LIMITS,
-              large: bool = False) -> GeneratedCase:
+              large: bool = False, interval: Draws | None = None) -> GeneratedCase:
     """A case drawn from explicit streams (`seed` only names it); `max_rows`
     caps the tables (Hypothesis draws every cell); `kinds` limits the column
-    types; `large` makes the first table batch-scale (`_sized`)."""
+    types; `large` makes the first table batch-scale (`_sized`); `interval`
+    (a stream of its own) retypes a column of the first table as INTERVAL."""
     schemas = (random_schema(streams.schema, TABLE, kinds=kinds),
                random_schema(streams.schema, JOINED, kinds=kinds))
+    if interval is not None:
+        schemas = (with_interval_column(interval, schemas[0]), schemas[1])
     knobs = _sized(streams, data, limits, joined=False)
     unscaled_rows = knobs[TABLE].rows
     if large:
@@ -295,6 +330,8 @@ def draw_case(seed: str, streams: Streams, steer: Steer | None = None,
     used = tuple(_referenced_columns(s, generated.query) for s in read)
     tables = {s.name: tables[s.name].select([c.name for c in s.columns]) for s in used}
     case = _case(seed, data, generated, used, tables)
+    if interval is not None:
+        case = replace(case, description=case.description + _INTERVAL_NOTE)
     if large:
         case = replace(case, description=case.description + _SCALE_NOTE)
     return GeneratedCase(seed, case, {s.name: knobs[s.name] for s in used}, generated.swarm,

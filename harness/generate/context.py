@@ -110,8 +110,17 @@ def is_comparable(t: SqlType) -> bool:
 
 
 def is_range_key(t: SqlType) -> bool:
-    """A type that a RANGE offset can move: a number, a date or a timestamp."""
-    return t.is_numeric or t.kind in _DATETIME
+    """A type that a RANGE offset can move: a number, a date, a timestamp or a
+    (day-time) interval."""
+    return t.is_numeric or t.kind in _DATETIME or t.kind is TypeKind.INTERVAL
+
+
+def has_literals(t: SqlType) -> bool:
+    """A type whose values the generator writes as literals. Not an interval: the
+    model writes an interval as a constant of one unit (INTERVAL '3' HOUR), and
+    engines type such a constant by its unit (Spark's lag(iv, 1, INTERVAL '1'
+    HOUR) over an INTERVAL DAY TO SECOND column is a type mismatch)."""
+    return t.kind is not TypeKind.INTERVAL
 
 
 # Aggregates whose DOUBLE result each engine rounds its own way (an ORDER BY
@@ -240,7 +249,7 @@ def _condition(ctx: Context, plain: bool = False) -> Expr | None:
     if column is None:  # only list columns: a scope always has something else
         raise ValueError("a scope without a comparable column")
     shape = rng.random()
-    if shape < 0.25:
+    if shape < 0.25 or not has_literals(column.type):
         return IsNull(column.expr, negated=chance(rng, 0.5))
     if column.type.kind is TypeKind.BOOL and shape < 0.6:
         return UnaryOp(UnaryOperator.NOT, column.expr) if chance(rng, 0.5) else column.expr

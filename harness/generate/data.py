@@ -269,6 +269,18 @@ def _timestamp(rng: Draws, t: SqlType, knobs: DataKnobs) -> dt.datetime:
     return min(MAX_TIMESTAMP, max(MIN_TIMESTAMP, BASE_TIMESTAMP + step))
 
 
+def _interval(rng: Draws, t: SqlType, knobs: DataKnobs) -> dt.timedelta:
+    """A day-time interval: plus or minus up to `domain` days, hours, minutes or
+    seconds, or hours and a random number of microseconds below an hour (1 day
+    and 24 hours are one value; a small domain gives peers). Simpler means 0."""
+    bound = min(knobs.domain, _MAX_DAYS)
+    n = rng.randint(-bound, bound)
+    unit = rng.choice(("days", "hours", "hours", "minutes", "seconds", "microseconds"))
+    if unit == "microseconds":
+        return dt.timedelta(hours=n, microseconds=rng.randint(0, 3_600_000_000 - 1))
+    return dt.timedelta(**{unit: n})
+
+
 _FRESH = {
     TypeKind.INT8: _integer,
     TypeKind.INT16: _integer,
@@ -281,6 +293,7 @@ _FRESH = {
     TypeKind.BOOL: _bool,
     TypeKind.DATE: _date,
     TypeKind.TIMESTAMP: _timestamp,
+    TypeKind.INTERVAL: _interval,
 }
 
 # -- extreme values, by type ----------------------------------------------------------

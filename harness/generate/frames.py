@@ -164,10 +164,15 @@ _DATE_UNITS = (IntervalUnit.DAY, IntervalUnit.DAY, IntervalUnit.DAY, IntervalUni
                IntervalUnit.YEAR)
 _TIMESTAMP_UNITS = (IntervalUnit.DAY, IntervalUnit.HOUR, IntervalUnit.MINUTE, IntervalUnit.SECOND,
                     IntervalUnit.MONTH)
+# Over a day-time interval key: day-time units only (a month is not comparable
+# with a day-time interval).
+_INTERVAL_UNITS = (IntervalUnit.DAY, IntervalUnit.HOUR, IntervalUnit.HOUR, IntervalUnit.MINUTE,
+                   IntervalUnit.SECOND)
+_UNITS = {TypeKind.DATE: _DATE_UNITS, TypeKind.TIMESTAMP: _TIMESTAMP_UNITS, TypeKind.INTERVAL: _INTERVAL_UNITS}
 
 
 def _interval_offset(ctx: Context, t: SqlType) -> Interval:
     """INTERVAL 'n' UNIT: days (mostly), months or years for a date; day-time
-    units (and months) for a timestamp."""
-    units = _DATE_UNITS if t.kind is TypeKind.DATE else _TIMESTAMP_UNITS
+    units (and months) for a timestamp; day-time units for an interval."""
+    units = _UNITS[t.kind]
     return Interval(ctx.rng.choice((0, 1, 1, 2, 3, 7, 30)), ctx.rng.choice(units))

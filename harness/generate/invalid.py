@@ -166,7 +166,7 @@ def _negative_offset(spec: WindowSpec) -> Frame:
 def _negative_range_offset(query: Select, rng: Random, case: Case) -> Select | None:
     """RANGE BETWEEN CURRENT ROW AND -1 FOLLOWING over one numeric key, or a
     negative INTERVAL (INTERVAL '-1' DAY FOLLOWING, '-2' MONTH PRECEDING...) over
-    one date or timestamp key (an integer offset would be invalid for its type first)."""
+    one date, timestamp or (day-time) interval key (an integer offset would be invalid for its type first)."""
     types = {c.name: c.type for s in case.schemas for c in s.columns}
 
     def make(spec: WindowSpec) -> Frame | None:
@@ -176,7 +176,7 @@ def _negative_range_offset(query: Select, rng: Random, case: Case) -> Select | N
         t = types[keys[0].name]
         if t.is_numeric:
             return Frame(FrameMode.RANGE, CURRENT_ROW, following(_int(-1)))
-        if t.kind not in (TypeKind.DATE, TypeKind.TIMESTAMP):
+        if t.kind not in _NEGATIVE_UNITS:
             return None
         units = _NEGATIVE_UNITS[t.kind]
         offset = Interval(-rng.choice((1, 1, 2, 30)), rng.choice(units))
@@ -190,6 +190,7 @@ def _negative_range_offset(query: Select, rng: Random, case: Case) -> Select | N
 _NEGATIVE_UNITS = {
     TypeKind.DATE: (IntervalUnit.DAY, IntervalUnit.MONTH, IntervalUnit.YEAR),
     TypeKind.TIMESTAMP: (IntervalUnit.DAY, IntervalUnit.HOUR, IntervalUnit.SECOND, IntervalUnit.MONTH),
+    TypeKind.INTERVAL: (IntervalUnit.DAY, IntervalUnit.HOUR, IntervalUnit.MINUTE, IntervalUnit.SECOND),
 }
 
 

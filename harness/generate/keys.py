@@ -37,6 +37,7 @@ from harness.generate.context import (
     Context,
     ScopeColumn,
     columns,
+    has_literals,
     integer,
     is_comparable,
     random_literal,
@@ -72,7 +73,7 @@ def maybe_expression_key(ctx: Context, column: ScopeColumn) -> Expr:
     if not ctx.flag(Swarm.EXPRESSION_KEYS, EXPRESSION_KEY_RATE):
         return column.expr
     t = column.type
-    forms = ["case"] if not t.is_float else []
+    forms = ["case"] if not t.is_float and has_literals(t) else []
     if t.is_integer:
         forms += ["mod", "negate", "sum"]
     elif t.is_float or t.kind is TypeKind.DECIMAL:

@@ -55,6 +55,7 @@ from harness.generate.context import (
     column_of,
     expr_type,
     fresh_name,
+    has_literals,
     integer,
     is_comparable,
     is_exact,
@@ -282,7 +283,8 @@ def _values_table(ctx: Context, t: TableSchema, taken: set[str]) -> _Constant:
     column c of t (NULL sometimes), joined ON t.c = v.y or crossed. Simpler
     means one row, crossed."""
     rng = ctx.rng
-    values = [c for c in t.columns if c.name != ID and is_comparable(c.type)] or [t.column(ID)]
+    values = [c for c in t.columns
+              if c.name != ID and is_comparable(c.type) and has_literals(c.type)] or [t.column(ID)]
     c = rng.choice(values)
     count = rng.choice((1, 2, 3, 4))
     ys = [_typed(random_literal(ctx, c.type, null_chance=0.2), c.type) for _ in range(count)]

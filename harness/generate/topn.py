@@ -19,7 +19,14 @@ from harness.core.model import (
     WindowSpec,
 )
 from harness.generate.calls import small_count
-from harness.generate.context import Context, columns, integer, is_comparable, random_literal
+from harness.generate.context import (
+    Context,
+    columns,
+    has_literals,
+    integer,
+    is_comparable,
+    random_literal,
+)
 from harness.generate.draws import chance
 from harness.generate.frames import random_frame
 from harness.generate.windows import total_order
@@ -86,6 +93,6 @@ def lookahead_call(ctx: Context) -> tuple[FuncCall, bool] | None:
     args: list[Expr] = [column.expr]
     if chance(ctx.rng, 0.6):
         args.append(small_count(ctx, 1))
-        if chance(ctx.rng, 0.3):
+        if chance(ctx.rng, 0.3) and has_literals(column.type):
             args.append(random_literal(ctx, column.type, null_chance=0.2))
     return FuncCall(name, tuple(args)), False

@@ -30,6 +30,10 @@ class TypeClass(Enum):
     BOOL = "boolean"
     DATE = "date"
     TIMESTAMP = "timestamp"
+    # A day-time interval, whether the engine spells it as Arrow's duration
+    # (DataFusion's Duration, Spark's DAY TO SECOND) or month_day_nano (DuckDB,
+    # DataFusion's Interval): the values compare as durations (`_normalise_column`).
+    INTERVAL = "interval"
     LIST = "list"
     NULL = "null"
     OTHER = "other"
@@ -47,6 +51,8 @@ def type_class(t: pa.DataType) -> TypeClass:
         (pa.types.is_boolean, TypeClass.BOOL),
         (pa.types.is_date, TypeClass.DATE),
         (pa.types.is_timestamp, TypeClass.TIMESTAMP),
+        (pa.types.is_duration, TypeClass.INTERVAL),
+        (pa.types.is_interval, TypeClass.INTERVAL),
         (pa.types.is_list, TypeClass.LIST),
         (pa.types.is_large_list, TypeClass.LIST),
         (pa.types.is_null, TypeClass.NULL),
@@ -86,10 +92,64 @@ def rows_of(table: pa.Table, magnitudes: dict[str, list] | None = None) -> Rows:
 
 
 def _normalise_column(column: pa.ChunkedArray) -> list:
+    if _is_interval(column.type):
+        return _intervals(column)
+    if _is_list(column.type) and _is_interval(column.type.value_type):  # array_agg(iv)
+        flat = pa.chunked_array([c.flatten() for c in column.chunks], column.type.value_type)
+        elements = iter(_intervals(flat))
+        return [None if v is None else [next(elements) for _ in v] for v in column.to_pylist()]
     values = column.to_pylist()
     if pa.types.is_timestamp(column.type) and column.type.tz is not None:
         return [v if v is None else v.astimezone(dt.UTC).replace(tzinfo=None) for v in values]
     return values
+
+
+def _is_list(t: pa.DataType) -> bool:
+    return pa.types.is_list(t) or pa.types.is_large_list(t)
+
+
+def _is_interval(t: pa.DataType) -> bool:
+    return pa.types.is_duration(t) or pa.types.is_interval(t)
+
+
+@dataclass(frozen=True)
+class CalendarInterval:
+    """An engine's interval that is no day-time duration: it has a months part
+    (a month has no fixed length), or a fraction of a microsecond. It equals no
+    timedelta, so it never matches the reference's day-time value."""
+
+    months: int
+    days: int
+    nanoseconds: int
+
+    def __str__(self) -> str:
+        return f"{self.months} months {self.days} days {self.nanoseconds} ns"
+
+
+_NANOSECONDS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
+_DAY_NS = 86_400 * 10**9
+
+
+def _intervals(column: pa.ChunkedArray) -> list:
+    """Interval cells as day-time durations (timedelta): DuckDB gives
+    month_day_nano with the time in nanoseconds, DataFusion with days apart;
+    both are the same duration. Compared whole, never field by field."""
+    if pa.types.is_duration(column.type):
+        scale = _NANOSECONDS[column.type.unit]
+        triples = [None if v is None else (0, 0, v * scale) for v in column.cast(pa.int64()).to_pylist()]
+    else:
+        triples = [None if v is None else tuple(v) for v in column.to_pylist()]
+    return [None if t is None else _day_time(*t) for t in triples]
+
+
+def _day_time(months: int, days: int, nanoseconds: int) -> object:
+    total = days * _DAY_NS + nanoseconds
+    if months or total % 1000:
+        return CalendarInterval(months, days, nanoseconds)
+    try:
+        return dt.timedelta(microseconds=total // 1000)
+    except OverflowError:  # past timedelta's 999,999,999 days
+        return CalendarInterval(months, days, nanoseconds)
 
 
 def cells_equal(a: object, b: object, tol: float) -> bool:

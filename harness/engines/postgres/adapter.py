@@ -16,20 +16,23 @@ Tables are loaded with CREATE UNLOGGED TABLE, in the dialect's type names,
 and COPY, and reloaded only when the Arrow table object changes. Types map
 one to one (int16 smallint, int32 integer, int64 bigint, float32 real,
 float64 double precision, decimal(p,s) numeric(p,s), string text, bool
-boolean, date, timestamp without time zone). Strings get COLLATE "C", byte
+boolean, date, timestamp without time zone, duration interval). Strings get COLLATE "C", byte
 order, as the reference sorts: the database's default collation may be
 another on an external server (strings a query computes, e.g. a CAST to
 VARCHAR, still sort by that default there; the local server's is C.UTF-8).
 Data PostgreSQL cannot hold as it is makes the run Unsupported("data.<what>"):
 TINYINT columns (no 1-byte integer, and nothing is silently widened),
-intervals, lists, and strings holding NUL.
+lists, and strings holding NUL.
 
 Results become Arrow by the column types the server declares (never by the
 Python values): numeric(p,s) becomes decimal128(p, s), and a numeric without
 precision (sum, avg, ...) decimal128(38, s), s the largest scale in the
 column (decimal256(76, s) when 38 digits do not hold every value; beyond
 76 digits, Unsupported("result.numeric-beyond-76-digits")), arrays
-(array_agg) lists of their element type; any other type is an EngineError.
+(array_agg) lists of their element type, intervals Arrow's month_day_nano
+with PostgreSQL's own months, days and microseconds (psycopg's timedelta
+would count a month as 30 days, and a months part must never pass for a
+day-time value); any other type is an EngineError.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ import contextlib
 import functools
 import os
 import secrets
+import struct
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -55,6 +59,7 @@ from harness.core.errors import (
 from harness.core.types import SqlType, TypeKind, from_arrow
 from harness.engines.base import Engine, reload_tables
 from harness.engines.postgres.dialect import (
+    MONTH_DAY_NANO_DATA,
     NUL_DATA,
     OTHER_DATA,
     POSTGRES,
@@ -93,6 +98,7 @@ _SCALARS: dict[str, pa.DataType | None] = {
     "numeric": None,  # sized to the column's values
     "text": pa.string(), "varchar": pa.string(), "bool": pa.bool_(),
     "date": pa.date32(), "timestamp": pa.timestamp("us"),
+    "interval": pa.month_day_nano_interval(),  # loaded as its fields (`_interval_fields`)
 }
 
 
@@ -187,6 +193,7 @@ class PostgresEngine(Engine):
         return con
 
     def _prepare_session(self, con: psycopg.Connection) -> None:
+        con.adapters.register_loader("interval", _interval_fields())
         for setting, value in _SESSION.items():
             con.execute(f"SELECT set_config('{setting}', %s, false)", (value,))
         for setting, value in _OPTIONAL_SESSION.items():
@@ -269,6 +276,8 @@ def check_representable(table: pa.Table) -> None:
     """Raise Unsupported when a table holds what PostgreSQL would store differently."""
     for field, column in zip(table.schema, table.columns, strict=True):
         kind = _logical(field).kind
+        if pa.types.is_interval(field.type):  # the harness's intervals are durations
+            raise Unsupported(MONTH_DAY_NANO_DATA, f"column {field.name!r} is {field.type}")
         if kind in UNREPRESENTABLE_DATA:
             raise Unsupported(UNREPRESENTABLE_DATA[kind], f"column {field.name!r} is {field.type}")
         if kind is TypeKind.STRING and pc.any(pc.match_substring(column, "\x00")).as_py():
@@ -338,6 +347,24 @@ def decimal_type(name: str, values: list) -> pa.DataType:
     # values can have 80 digits after the point): a limit of what can be
     # compared, not an error of the engine's.
     raise Unsupported(WIDE_NUMERIC_RESULT, f"result column {name!r} needs {whole + scale} digits")
+
+
+@functools.cache
+def _interval_fields() -> type:
+    """A psycopg loader of binary intervals as (months, days, nanoseconds), the
+    fields of Arrow's month_day_nano: PostgreSQL sends microseconds (int64),
+    days (int32) and months (int32)."""
+    from psycopg.adapt import Loader
+    from psycopg.pq import Format
+
+    class IntervalFields(Loader):
+        format = Format.BINARY
+
+        def load(self, data: bytes) -> tuple[int, int, int]:  # type: ignore[override]
+            micros, days, months = struct.unpack("!qii", data)
+            return months, days, micros * 1000
+
+    return IntervalFields
 
 
 def _type_name(oid: int) -> str:

@@ -35,6 +35,7 @@ _UNREPRESENTABLE = [
     (pa.types.is_date, UNREPRESENTABLE_DATA[TypeKind.DATE]),
     (pa.types.is_timestamp, UNREPRESENTABLE_DATA[TypeKind.TIMESTAMP]),
     (pa.types.is_boolean, UNREPRESENTABLE_DATA[TypeKind.BOOL]),
+    (pa.types.is_duration, UNREPRESENTABLE_DATA[TypeKind.INTERVAL]),
 ]
 
 

@@ -150,6 +150,7 @@ UNREPRESENTABLE_DATA = {
     TypeKind.DATE: "data.date",
     TypeKind.TIMESTAMP: "data.timestamp",
     TypeKind.BOOL: "data.boolean",
+    TypeKind.INTERVAL: "data.interval",  # no interval type at all
 }
 NAN_DATA = "data.nan"
 OTHER_DATA = "data.other-type"  # an Arrow type the harness has no SQL type for
