@@ -687,3 +687,21 @@ def test_random_orders_decide_a_whole_answer_past_the_budget():
     assert outcome.verdict is Verdict.MATCH, outcome.detail
     other = next(v for v in range(3) if v != answer.column(1)[0].as_py())
     assert _judge(plan, oracle, _wrong_cell(answer, 1, 4, other)).verdict is Verdict.INCONCLUSIVE
+
+
+def test_an_average_outside_every_value_of_its_partition_is_a_mismatch_under_every_order():
+    # avg over a shrinking ROWS frame without ORDER BY: 20 tied rows, 20! orders.
+    # A mean lies between the least and the greatest value it reads, whatever the
+    # frame and the order (DataFusion once gave 6.1e17 for means of -1..1).
+    n = 20
+    data = {"id": list(range(n)), "k": [(i % 3) - 1 for i in range(n)]}
+    plan, oracle = _setup("SELECT id, avg(k) OVER (ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING) AS a FROM t",
+                          data)
+    answer = _without_witness(plan, oracle.evaluate(_shuffled(11)).table)
+    outside = _judge(plan, oracle, _wrong_cell(answer, 1, 16, 6.148914691236517e17))
+    assert outside.verdict is Verdict.MISMATCH, outside.detail
+    assert "every order of tied rows" in outside.detail
+    # A wrong mean inside the range cannot be told from another order by this
+    # check: undecided, never a pass.
+    inside = _judge(plan, oracle, _wrong_cell(answer, 1, 16, 0.123))
+    assert inside.verdict in (Verdict.INCONCLUSIVE, Verdict.MISMATCH)

@@ -40,6 +40,7 @@ import math
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from harness.core.errors import ReferenceTimeout
 from harness.judge.cells import Rows, cell_tolerance, cells_equal, hashable, rows_of, zero_sign_note
@@ -416,17 +417,20 @@ class _Search:
         for column, keys in self.keys_of.items():
             if any(u[0] == column for u in self.pending) and len(keys) == 1:
                 args = picked_arguments(self.plan.query, column)
+                between = args is None
+                if between:
+                    args = averaged_argument(self.plan.query, column)
                 if args is not None:
-                    pickers[column] = (next(iter(keys)), args)
+                    pickers[column] = (next(iter(keys)), args, between)
         if not pickers:
             return []
-        values = _argument_values(oracle, self.plan, [a for _, args in pickers.values() for a in args])
+        values = _argument_values(oracle, self.plan, [a for _, args, _ in pickers.values() for a in args])
         if values is None:
             return []
         self.evaluations += 1
         rid = self.plan.rowid_column
         found, offset = [], 0
-        for column, (key, args) in pickers.items():
+        for column, (key, args, between) in pickers.items():
             mine = values[offset:offset + len(args)]
             offset += len(args)
             for unit, cells in self.pending.items():
@@ -438,8 +442,13 @@ class _Search:
                 own = mine[1:]  # lag and lead's default: the row's own
                 for a in cells:
                     value = self.rows.rows[a][column]
-                    allowed = [*seen, *(d.get(self.rows.rows[a][rid]) for d in own)]
-                    if value is not None and not any(cells_equal(value, v, _loose(v)) for v in allowed):
+                    if between:
+                        impossible = _outside(value, seen)
+                    else:
+                        allowed = [*seen, *(d.get(self.rows.rows[a][rid]) for d in own)]
+                        impossible = value is not None and not any(cells_equal(value, v, _loose(v))
+                                                                   for v in allowed)
+                    if impossible:
                         self.pending[unit] = [a, *(x for x in cells if x != a)]
                         found.append(unit)
                         break
@@ -495,6 +504,40 @@ def picked_arguments(query: object, column: int) -> list | None:
     if expr.func.name in ("lag", "lead") and len(expr.func.args) == 3:
         args.append(expr.func.args[2])
     return args
+
+
+# Functions whose value lies between the least and the greatest of the values
+# they read (or is NULL): `averaged_argument`.
+AVERAGES = frozenset({"avg", "median"})
+
+
+def averaged_argument(query: object, column: int) -> list | None:
+    """For a user column that is exactly avg(x) or median(x) over a window,
+    [x]: its value lies between the least and the greatest x of the
+    partition, under every order of peers and whatever the frame; else None."""
+    from harness.core.model import Select, WindowExpr
+
+    if not isinstance(query, Select) or column >= len(query.items):
+        return None
+    expr = query.items[column].expr
+    if not isinstance(expr, WindowExpr) or expr.func.name not in AVERAGES or len(expr.func.args) != 1:
+        return None
+    return [expr.func.args[0]]
+
+
+def _outside(value: object, seen: list) -> bool:
+    """Whether a finite number lies outside the range of the finite values
+    `seen` (a frame holding an infinity or NaN averages to one of those, never
+    to another finite number): no frame's mean is there."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)) or not math.isfinite(value):
+        return False
+    numbers = [float(v) for v in seen
+               if isinstance(v, (int, float, Decimal)) and not isinstance(v, bool) and math.isfinite(v)]
+    if not numbers:
+        return False
+    low, high = min(numbers), max(numbers)
+    slack = _loose(max(abs(low), abs(high)))
+    return not low - slack <= float(value) <= high + slack
 
 
 def null_fixed(query: object, column: int) -> bool:
