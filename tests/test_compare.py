@@ -705,3 +705,24 @@ def test_an_average_outside_every_value_of_its_partition_is_a_mismatch_under_eve
     # check: undecided, never a pass.
     inside = _judge(plan, oracle, _wrong_cell(answer, 1, 16, 0.123))
     assert inside.verdict in (Verdict.INCONCLUSIVE, Verdict.MISMATCH)
+
+
+def test_the_engines_own_lists_name_its_order_of_peers_without_row_ids():
+    # A grouped query (no row ids): three peer groups of six rows, 720^3 orders,
+    # whose x values repeat from group to group. array_agg over the whole
+    # partition lists every x in the engine's order, which names it.
+    data = {"id": list(range(18)), "k": [i // 6 for i in range(18)], "x": [i % 6 for i in range(18)]}
+    plan, oracle = _setup(
+        "SELECT k, x, array_agg(x) OVER (ORDER BY k ASC NULLS LAST "
+        "RANGE BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS a, "
+        "array_agg(x) OVER (ORDER BY k ASC NULLS LAST ROWS BETWEEN CURRENT ROW AND 2 FOLLOWING) AS b "
+        "FROM t GROUP BY k, x", data)
+    assert plan.rowid_column is None
+    answer = oracle.evaluate(_shuffled(12)).table
+    outcome = _judge(plan, oracle, answer)
+    assert outcome.verdict is Verdict.MATCH, outcome.detail
+    # Two elements of one list swapped across groups: no order gives it.
+    lists = answer.column(2).to_pylist()
+    lists[0][5], lists[0][6] = lists[0][6], lists[0][5]
+    wrong = answer.set_column(2, answer.field(2), pa.array(lists, type=answer.field(2).type))
+    assert _judge(plan, oracle, wrong).verdict is not Verdict.MATCH

@@ -51,6 +51,7 @@ from harness.judge.cells import (  # noqa: F401 (float_tolerance and type_class 
     zero_sign_note,
 )
 from harness.judge.instrument import ROWID, OrderKey, Plan
+from harness.judge.list_orders import list_orders
 from harness.judge.oracle import Oracle
 from harness.judge.peer_search import SAMPLES, search_units
 from reference_impl import Evaluation, PeerOrder
@@ -557,10 +558,17 @@ def _judge_by_units(rows: Rows, judgement: Judgement, oracle: Oracle, user: rang
 def _candidates(rows: Rows, plan: Plan, oracle: Oracle, evaluation: Evaluation):
     """The reference under each peer order to try: the engine's own row_number
     order, then every permutation of the peer groups (kept by the oracle), or
-    SAMPLES random ones when they are too many."""
+    when they are too many the orders the engine's own lists name
+    (`list_orders`) and SAMPLES random ones."""
     if plan.witness_columns and plan.rowid_column is not None:
         yield oracle.evaluate(_rn_order(rows, plan))
     sizes = [size for _, size in evaluation.peer_groups]
+    if _permutation_count(evaluation) > SEARCH_BUDGET:
+        for named in list_orders(rows, plan.query):  # the engine's lists name its order
+            try:
+                yield oracle.evaluate(named)
+            except ReferenceTimeout:
+                return
     if _permutation_count(evaluation) <= SEARCH_BUDGET:
         for perms in itertools.product(*(itertools.permutations(range(s)) for s in sizes)):
             yield oracle.evaluate_permuted(perms)
