@@ -466,3 +466,25 @@ def test_datafusion_sliding_sum_after_an_infinity(engines) -> None:
     chk = hand_check("desc-mirror", table, {"id": "BIGINT", "x": "DOUBLE PRECISION"}, left, right)
     outcome = check(chk, engines.get("datafusion"))  # datafusion: inf, 3.0, 2.0 against inf, NaN, NaN
     assert outcome.status is Status.HOLDS, outcome.detail
+
+
+def test_every_relation_derives_over_an_interval_column_without_writing_an_interval_literal() -> None:
+    # An interval value has no literal in the model (constants of one unit only):
+    # a relation that compared an interval column with one of its values, or
+    # gave it as lag's default, failed to write its query (a harness error).
+    from harness.engines.registry import get_dialect
+    from harness.generate.cases import generate_case, interval_stream
+
+    seeds = [s for s in (f"5/{i}" for i in range(3000)) if interval_stream(s) is not None][:12]
+    cases = [generate_case(seed).case for seed in seeds]
+    cases = [c for c in cases if any(col.type.kind is TypeKind.INTERVAL
+                                     for s in c.schemas for col in s.columns)]
+    assert len(cases) >= 5
+    dialect = get_dialect("duckdb")
+    derived = 0
+    for case in cases:
+        for relation in RELATIONS:
+            for k in range(8):
+                if relation.derive(case, Random(k), dialect) is not None:
+                    derived += 1
+    assert derived > 0

@@ -177,7 +177,8 @@ def predicate(s: Subject) -> Expr:
     column = pick_column(s, lambda t: t.kind is not TypeKind.LIST, values_only=False)
     assert column is not None  # `id` at least
     values = column_values(s, column.name)
-    if not values or s.rng.random() < 0.3:
+    # An interval value has no literal (the model writes constants of one unit).
+    if not values or s.rng.random() < 0.3 or column.type.kind is TypeKind.INTERVAL:
         return IsNull(Column(column.name), negated=s.rng.random() < 0.5)
     op = s.rng.choice([BinaryOperator.EQ, BinaryOperator.NE, BinaryOperator.LT, BinaryOperator.GE])
     return BinaryOp(op, Column(column.name), literal(s.rng.choice(values), column.type))
@@ -215,7 +216,7 @@ def _args(s: Subject, name: str) -> tuple[Expr, ...] | None:
     elif name in ("lag", "lead") and rng.random() < 0.6:
         args.append(integer(rng.randint(0, 3)))
         values = column_values(s, column.name)
-        if values and rng.random() < 0.5:
+        if values and rng.random() < 0.5 and column.type.kind is not TypeKind.INTERVAL:  # no interval literal
             args.append(literal(rng.choice(values), column.type))
     return tuple(args)
 

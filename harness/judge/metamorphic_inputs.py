@@ -46,7 +46,8 @@ def partition_restriction(s: Subject) -> Check | None:
     """Left: every window partitioned by p (first), filtered to p = v outside (a
     subquery); right: the same windows over the rows WHERE p = v. v is a value
     of p in the table (not NaN), or NULL (then p IS NULL)."""
-    columns = [c for c in s.schema.columns if c.name != ID and c.type.kind is not TypeKind.LIST]
+    columns = [c for c in s.schema.columns
+               if c.name != ID and c.type.kind not in (TypeKind.LIST, TypeKind.INTERVAL)]  # p = v needs a literal
     if s.table.num_rows == 0 or not columns:
         return None
     p = s.rng.choice(columns)
