@@ -29,6 +29,7 @@ import dataclasses
 import itertools
 import math
 import random
+import time
 from collections import defaultdict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -53,7 +54,7 @@ from harness.judge.cells import (  # noqa: F401 (float_tolerance and type_class 
 from harness.judge.instrument import ROWID, OrderKey, Plan
 from harness.judge.list_orders import list_orders
 from harness.judge.oracle import Oracle
-from harness.judge.peer_search import SAMPLES, search_units
+from harness.judge.peer_search import SAMPLE_SECONDS, SAMPLES, search_units
 from reference_impl import Evaluation, PeerOrder
 
 UNCHECKED_ORDER = "the row order was not checked: an ORDER BY key is no column of the answer"
@@ -576,7 +577,10 @@ def _candidates(rows: Rows, plan: Plan, oracle: Oracle, evaluation: Evaluation):
     # Too many to try them all: random orders (seeded, as in `peer_search`),
     # any of which that reproduces the answer is a witness.
     rng = random.Random(0)
+    stop = time.monotonic() + SAMPLE_SECONDS
     for _ in range(SAMPLES):
+        if time.monotonic() > stop:
+            return
         try:
             yield oracle.evaluate_permuted(tuple(tuple(rng.sample(range(s), s)) for s in sizes))
         except ReferenceTimeout:

@@ -35,9 +35,12 @@ A unit none of these decides is a mismatch when its orders were all tried
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 import random
+import time
+from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -48,8 +51,11 @@ from harness.judge.instrument import ROWID, Plan, WindowKey, plain_row_number, s
 from harness.judge.oracle import Oracle
 from reference_impl import Evaluation, PeerOrder
 
-# Random orders tried for units past the budget before they are inconclusive (`_Search._sample`).
+# Random orders tried for units past the budget before they are inconclusive
+# (`_Search._sample`): at most SAMPLES, for at most SAMPLE_SECONDS. A wrong
+# answer among many ties is always undecided, so each one pays this in full.
 SAMPLES = 200
+SAMPLE_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -377,15 +383,17 @@ class _Search:
         """Random orders of the units whose orders were too many to try them all:
         any order that reproduces a unit's cells is a witness (a pass), and a
         tie group of 30 often has many. Seeded, so a rerun tries the same
-        orders; ends at SAMPLES evaluations or at the search's time limit."""
+        orders; ends at SAMPLES evaluations, after SAMPLE_SECONDS or at the
+        search's time limit."""
         waiting = {u for u in self.pending if u not in self.complete}
         if not waiting:
             return
         rng = random.Random(0)
         identity = [tuple(range(s)) for s in self.layout.sizes]
+        stop = time.monotonic() + SAMPLE_SECONDS
         for _ in range(SAMPLES):
             waiting &= set(self.pending)
-            if not waiting:
+            if not waiting or time.monotonic() > stop:
                 return
             perms = list(identity)
             for comp in {u[1] for u in waiting}:
@@ -429,6 +437,9 @@ class _Search:
             return []
         self.evaluations += 1
         rid = self.plan.rowid_column
+        members: dict[tuple, list[object]] = defaultdict(list)
+        for k, comp, rowids in self.layout.partitions:
+            members[(k, comp)].extend(rowids)
         found, offset = [], 0
         for column, (key, args, between) in pickers.items():
             mine = values[offset:offset + len(args)]
@@ -436,18 +447,17 @@ class _Search:
             for unit, cells in self.pending.items():
                 if unit[0] != column:
                     continue
-                members = {r for k, comp, rowids in self.layout.partitions
-                           if k == key and comp == unit[1] for r in rowids}
-                seen = [mine[0].get(m) for m in members]
+                seen = [mine[0].get(m) for m in dict.fromkeys(members[(key, unit[1])])]
                 own = mine[1:]  # lag and lead's default: the row's own
+                bounds = _bounds(seen) if between else None
+                picked = None if between else _Picked(seen)
                 for a in cells:
                     value = self.rows.rows[a][column]
                     if between:
-                        impossible = _outside(value, seen)
+                        impossible = _outside(value, bounds)
                     else:
-                        allowed = [*seen, *(d.get(self.rows.rows[a][rid]) for d in own)]
-                        impossible = value is not None and not any(cells_equal(value, v, _loose(v))
-                                                                   for v in allowed)
+                        impossible = value is not None and not picked.has(value) and not any(
+                            cells_equal(value, v, _loose(v)) for v in (d.get(self.rows.rows[a][rid]) for d in own))
                     if impossible:
                         self.pending[unit] = [a, *(x for x in cells if x != a)]
                         found.append(unit)
@@ -525,19 +535,47 @@ def averaged_argument(query: object, column: int) -> list | None:
     return [expr.func.args[0]]
 
 
-def _outside(value: object, seen: list) -> bool:
-    """Whether a finite number lies outside the range of the finite values
-    `seen` (a frame holding an infinity or NaN averages to one of those, never
-    to another finite number): no frame's mean is there."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)) or not math.isfinite(value):
-        return False
-    numbers = [float(v) for v in seen
-               if isinstance(v, (int, float, Decimal)) and not isinstance(v, bool) and math.isfinite(v)]
+class _Picked:
+    """The values of a partition, to ask whether a picked value is one of them
+    (up to a float's rounding) without comparing it with each."""
+
+    def __init__(self, seen: list) -> None:
+        self.exact = {hashable(v) for v in seen}
+        self.floats = sorted(float(v) for v in seen if isinstance(v, float) and math.isfinite(v))
+
+    def has(self, value: object) -> bool:
+        if hashable(value) in self.exact:
+            return True
+        if not isinstance(value, (int, float, Decimal)) or isinstance(value, bool):
+            return False
+        if not math.isfinite(value):
+            return False
+        x = float(value)
+        slack = _loose(x) + _loose(max(abs(self.floats[0]), abs(self.floats[-1]))) if self.floats else 0.0
+        near = itertools.takewhile(lambda v: v <= x + slack,
+                                   itertools.islice(self.floats, bisect.bisect_left(self.floats, x - slack), None))
+        return any(cells_equal(value, v, _loose(v)) for v in near)
+
+
+def _finite_number(v: object) -> bool:
+    return isinstance(v, (int, float, Decimal)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _bounds(seen: list) -> tuple[float, float] | None:
+    """The least and the greatest finite value of a partition, widened by their
+    rounding (a frame holding an infinity or NaN averages to one of those,
+    never to another finite number); None without finite values."""
+    numbers = [float(v) for v in seen if _finite_number(v)]
     if not numbers:
-        return False
+        return None
     low, high = min(numbers), max(numbers)
     slack = _loose(max(abs(low), abs(high)))
-    return not low - slack <= float(value) <= high + slack
+    return low - slack, high + slack
+
+
+def _outside(value: object, bounds: tuple[float, float] | None) -> bool:
+    """Whether a finite number lies outside the partition's bounds: no frame's mean is there."""
+    return bounds is not None and _finite_number(value) and not bounds[0] <= float(value) <= bounds[1]
 
 
 def null_fixed(query: object, column: int) -> bool:
