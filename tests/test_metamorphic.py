@@ -483,8 +483,8 @@ def test_every_relation_derives_over_an_interval_column_without_writing_an_inter
     dialect = get_dialect("duckdb")
     derived = 0
     for case in cases:
-        for relation in RELATIONS:
+        for each in RELATIONS:
             for k in range(8):
-                if relation.derive(case, Random(k), dialect) is not None:
+                if each.derive(case, Random(k), dialect) is not None:
                     derived += 1
     assert derived > 0
