@@ -249,8 +249,31 @@ def _backwards(f: Frame) -> bool:
     return start < end if f.start.kind is BoundKind.PRECEDING else start > end
 
 
+INT_MAX = 2**31 - 1
+
+
+def _int_offset(e: object) -> int | None:
+    """A frame offset's value when it is a whole number (folded), else None."""
+    if e is None or any(isinstance(x, Interval) for x in walk(e)):
+        return None
+    value = getattr(_folded(e), "value", None)
+    return value if type(value) is int else None
+
+
+def _row_offsets(f: Frame) -> list[int]:
+    """The whole-number offsets of a ROWS or GROUPS frame (RANGE offsets are values)."""
+    if f.mode is FrameMode.RANGE:
+        return []
+    return [v for v in (_int_offset(b.offset) for b in (f.start, f.end)) if v is not None]
+
+
 def _node_features(n: object) -> set[Feature]:
     checks = {
+        # ROWS/GROUPS offsets past INTEGER; n FOLLOWING to a huge FOLLOWING (SQLite loops).
+        Feature.OFFSET_BEYOND_INT: isinstance(n, Frame) and any(v > INT_MAX for v in _row_offsets(n)),
+        Feature.FOLLOWING_FRAME_TO_HUGE_OFFSET: isinstance(n, Frame) and n.mode is not FrameMode.RANGE
+        and n.start.kind is BoundKind.FOLLOWING and n.end.kind is BoundKind.FOLLOWING
+        and (_int_offset(n.end.offset) or 0) >= INT_MAX,
         Feature.GROUPS_FRAME: isinstance(n, Frame) and n.mode is FrameMode.GROUPS,
         Feature.RANGE_OFFSET: isinstance(n, Frame) and n.mode is FrameMode.RANGE
         and any(b.offset is not None for b in (n.start, n.end)),
