@@ -15,11 +15,11 @@ from harness.baseline.known import (
     Observation,
     derived_entries,
     load_baseline,
-    parse_version,
     stale,
 )
 from harness.cases.case import load_case
 from harness.core.errors import InvalidInput
+from harness.core.versions import parse_version, version_range
 from harness.judge.facts import Facts
 
 CASES = Path(__file__).resolve().parent.parent / "cases"
@@ -209,9 +209,32 @@ def test_stale_entries_apply_to_the_run_and_explained_nothing(tmp_path):
 
 
 def test_parse_version():
-    assert str(parse_version("3.40.1")) == "3.40.1"
-    assert str(parse_version("4.0.1 (Spark Connect)")) == "4.0.1"
+    assert parse_version("3.40.1") == (3, 40, 1)
+    assert parse_version("4.0.1 (Spark Connect)") == (4, 0, 1)
+    assert parse_version("55.0.0") == parse_version("55") == (55,)
+    assert parse_version("1.5.0.dev42") == (1, 5)  # a development build is judged as its release
     assert parse_version("unknown") is None
+
+
+@pytest.mark.parametrize(("text", "inside", "outside"), [
+    (">=3.40,<3.41", ["3.40.1", "3.40"], ["3.41.0", "3.39.9"]),
+    ("<1.1", ["1.0.0", "0.7.1", "1.0.9"], ["1.1.0", "1.1", "2.0.1"]),
+    ("==1.2", ["1.2.0", "1.2"], ["1.2.1"]),
+    ("==1.2.*", ["1.2.0", "1.2.7"], ["1.3.0", "1.1.9"]),
+    ("!=50.0.0", ["50.1.0", "49"], ["50", "50.0.0"]),
+    (">50", ["50.0.1", "51"], ["50", "49.9"]),
+])
+def test_version_ranges(text, inside, outside):
+    versions = version_range(text)
+    assert [v for v in inside if not versions.contains(v)] == []
+    assert [v for v in outside if versions.contains(v)] == []
+    assert str(versions) == text
+
+
+@pytest.mark.parametrize("text", ["", "1.0", "~=1.0", "<1.x", ">=1.*", "<1,,>2"])
+def test_a_malformed_version_range_is_refused(text):
+    with pytest.raises(ValueError, match="version range|takes"):
+        version_range(text)
 
 
 def test_a_suspect_reference_verdict_also_counts_as_its_verdict_against_the_reference(tmp_path):

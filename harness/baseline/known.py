@@ -26,13 +26,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
-
 from harness.cases.case import Case
 from harness.cases.features import FEATURES, ExprFeatures, expression_features
 from harness.cases.yamldoc import read_yaml
 from harness.core.errors import InvalidInput
+from harness.core.versions import VersionRange, in_range, version_range
 from harness.judge.compare import Verdict
 from harness.judge.facts import NO_FACTS, Facts
 
@@ -187,7 +185,7 @@ class Entry:
     kind: str
     reason: str
     profiles: tuple[str, ...] = ()
-    versions: SpecifierSet | None = None
+    versions: VersionRange | None = None
     link: str | None = None
     where: str = ""  # `FILE: entries[3]`, or the dialect table it was derived from
     derived: bool = False
@@ -200,8 +198,7 @@ class Entry:
             return False
         if self.versions is None:
             return True
-        parsed = parse_version(version)
-        return parsed is not None and self.versions.contains(parsed, prereleases=True)
+        return in_range(version, self.versions)
 
     @property
     def campaign_only(self) -> bool:
@@ -223,18 +220,6 @@ class Entry:
                 "versions": str(self.versions) if self.versions else None,
                 "match": self.match.as_json(), "kind": self.kind, "link": self.link,
                 "reason": self.reason, "where": self.where, "derived": self.derived}
-
-
-def parse_version(text: str) -> Version | None:
-    """An engine's version string as a PEP 440 version: its leading numbers
-    (`3.40.1`, `55.2.0`, `4.0.1 (Spark Connect)` -> 4.0.1)."""
-    found = re.match(r"\s*v?(\d+(?:\.\d+)*)", text or "")
-    if not found:
-        return None
-    try:
-        return Version(found.group(1))
-    except InvalidVersion:
-        return None
 
 
 @dataclass
@@ -302,10 +287,9 @@ def _entry(raw: object, where: str) -> Entry:
     versions = None
     if raw.get("versions") is not None:
         try:
-            versions = SpecifierSet(str(raw["versions"]))
-        except InvalidSpecifier:
-            raise InvalidInput(f"{raw['versions']!r} is not a version range such as '>=55,<56'",
-                               f"{where}.versions") from None
+            versions = version_range(str(raw["versions"]))
+        except ValueError as e:
+            raise InvalidInput(str(e), f"{where}.versions") from None
     return Entry(raw["id"], engine, _matcher(raw.get("match"), f"{where}.match"), raw["kind"],
                  " ".join(raw["reason"].split()), profiles, versions, link, where)
 

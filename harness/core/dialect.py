@@ -8,9 +8,12 @@ these fields, never on a dialect's name.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import functools
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import Enum
@@ -24,6 +27,7 @@ from harness.core.semantics import (  # noqa: F401 (re-exported for the dialect 
     SemanticsProfile,
 )
 from harness.core.types import SqlType, TypeKind, canonical_type_name
+from harness.core.versions import version_range
 
 
 class Feature(Enum):
@@ -160,6 +164,35 @@ def _float_e(value: float) -> str:
     return f"{mantissa}E{exponent or '0'}"
 
 
+@dataclass(frozen=True)
+class Release:
+    """How a range of an engine's releases differs from the release its dialect
+    describes: what they lack, and the by-design choices they made otherwise.
+
+    A dialect's `releases` list these; `Dialect.at(version)` applies every one
+    whose range holds the version, so a build is judged by what its own
+    version supports (a feature it lacks is `unsupported`, never an error or
+    an A/B regression). Each entry says what it was measured on.
+    """
+
+    versions: str  # a PEP 440 range of the engine's versions: `<1.1`, `>=50,<52`
+    measured: str  # on which releases, and what they answered
+    lacks: frozenset[Feature] = frozenset()
+    missing_functions: frozenset[str] = frozenset()
+    # The release's words for "not implemented" (regular expressions), beyond the dialect's.
+    not_implemented: tuple[str, ...] = ()
+    # SemanticsProfile fields that differ in these releases (`null_ordering`, ...).
+    semantics: Mapping[str, object] = field(default_factory=dict)
+    # Further Dialect fields, by name, whose values differ (`needs_order_by`, ...).
+    fields: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        version_range(self.versions)  # a malformed range fails where the table is defined
+
+    def holds_for(self, version: str) -> bool:
+        return version_range(self.versions).contains(version)
+
+
 @dataclass(frozen=True, eq=False)
 class Dialect:
     """A dialect: data first, with overridable spelling methods for the rest.
@@ -207,6 +240,20 @@ class Dialect:
     # The engine reads `(query) AS q(a, b)`; without it the writer renames the
     # columns through a WITH query's column list (SQLite 3.40 has only that).
     derived_column_lists: bool = True
+    # Older releases, and how each range differs from the release described above.
+    releases: tuple[Release, ...] = ()
+    # The engine version this dialect was narrowed to by `at` (None: the release
+    # the fields above describe, and every release its `releases` do not name).
+    version: str | None = None
+
+    def at(self, version: str) -> Dialect:
+        """This dialect as the engine's release `version` speaks it: the fields of
+        every `Release` whose range holds `version` applied (see `Release`).
+        The same dialect when none does."""
+        return _at(self, version)
+
+    def releases_for(self, version: str) -> tuple[Release, ...]:
+        return tuple(r for r in self.releases if r.holds_for(version))
 
     def says_not_implemented(self, message: str) -> bool:
         return any(re.search(p, message) for p in self.not_implemented)
@@ -273,3 +320,27 @@ class Dialect:
 
     def function_name(self, canonical: str) -> str:
         return self.function_names.get(canonical, canonical)
+
+
+@functools.cache
+def _at(dialect: Dialect, version: str) -> Dialect:
+    releases = dialect.releases_for(version)
+    if not releases:
+        return dialect
+    semantics: dict[str, object] = {}
+    fields: dict[str, object] = {}
+    for release in releases:
+        semantics.update(release.semantics)
+        fields.update(release.fields)
+    profile = dialect.semantics
+    if semantics:
+        profile = dataclasses.replace(profile, name=f"{profile.name} {version}", **semantics)
+    return dataclasses.replace(
+        dialect,
+        unsupported=dialect.unsupported.union(*(r.lacks for r in releases)),
+        missing_functions=dialect.missing_functions.union(*(r.missing_functions for r in releases)),
+        not_implemented=dialect.not_implemented + tuple(p for r in releases for p in r.not_implemented),
+        semantics=profile,
+        version=version,
+        **fields,
+    )

@@ -45,7 +45,7 @@ class IsolatedEngine(WorkerEngine):
     def __init__(self, name: str, timeout: float = DEFAULT_TIMEOUT, **options: Any) -> None:
         super().__init__(timeout)
         self.name = canonical_name(name)  # `spark[default]` -> `spark`, as the worker's adapter says
-        self.dialect = get_dialect(name)
+        self.dialect = self.released_dialect = get_dialect(name)
         self.options = options
 
     @property

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
+from harness.core.dialect import Dialect
 from harness.core.errors import (
     EngineCrash,
     EngineError,
@@ -75,6 +76,10 @@ class WorkerEngine(Engine):
     """
 
     out_of_process = True
+    # The dialect of the engine's current release, when not the class's own
+    # (`IsolatedEngine` takes its engine's); `start` narrows it to the
+    # worker's version (`Dialect.at`).
+    released_dialect: Dialect | None = None
 
     def __init__(self, timeout: float) -> None:
         self.timeout = timeout
@@ -102,6 +107,9 @@ class WorkerEngine(Engine):
             raise self._unavailable(reply[1] if reply[0] == "unavailable"
                                     else f"its worker failed to start: {reply[1:]}")
         self._version = reply[1]
+        # Rendering happens here, in the caller's process: in the dialect of the
+        # release the worker runs, so a build is judged by what it supports.
+        self.dialect = (self.released_dialect or type(self).dialect).at(self._version)
 
     def version(self) -> str:
         if self._version is None:

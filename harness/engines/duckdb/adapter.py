@@ -37,6 +37,8 @@ class DuckDBEngine(Engine):
         self._config = dict(config or {})
         self._con: duckdb.DuckDBPyConnection | None = None
         self._registered: dict[str, pa.Table] = {}
+        # The release's own features and semantics: judged by what it supports.
+        self.dialect = DUCKDB.at(self.version())
 
     def start(self) -> None:
         self._connection()

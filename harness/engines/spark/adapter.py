@@ -171,7 +171,7 @@ class SparkEngine(Engine):
     def __init__(self, master: str = DEFAULT_MASTER,
                  config: Mapping[str, str] | None = None) -> None:
         try:
-            import pyspark  # noqa: F401  (fail here, not at the first query)
+            import pyspark  # fail here, not at the first query
         except ImportError as e:
             raise library_missing("spark", e) from e
         self._master = master
@@ -179,6 +179,9 @@ class SparkEngine(Engine):
         self._remote = is_connect_url(master)
         self._session: _Session | None = None
         self._opened = False  # a Connect session was open once (then failing to reopen is a crash)
+        # The client's release: what the local session runs (a Connect server's own
+        # version is the server's; `version()` asks it).
+        self.dialect = SPARK.at(pyspark.__version__)
 
     def start(self) -> None:
         self._state()

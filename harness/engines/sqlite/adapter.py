@@ -95,6 +95,7 @@ class SQLiteEngine(Engine):
     def __init__(self) -> None:
         self._con: sqlite3.Connection | None = None
         self._loaded: dict[str, pa.Table] = {}
+        self.dialect = SQLITE.at(sqlite3.sqlite_version)  # the library this Python links
 
     def start(self) -> None:
         self._connection()
