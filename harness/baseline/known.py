@@ -29,6 +29,7 @@ from pathlib import Path
 from harness.cases.case import Case
 from harness.cases.features import FEATURES, ExprFeatures, expression_features
 from harness.cases.yamldoc import read_yaml
+from harness.core.dialect import Feature
 from harness.core.errors import InvalidInput
 from harness.core.versions import VersionRange, in_range, version_range
 from harness.judge.compare import Verdict
@@ -229,6 +230,13 @@ class Baseline:
     entries: list[Entry]
     path: Path | None = None
 
+    @property
+    def unranged(self) -> list[Entry]:
+        """`upstream-bug` entries that do not say which versions they were observed on:
+        they would explain the same difference away in every release, older and
+        newer (`gate --strict-baseline` warns of each)."""
+        return [e for e in self.entries if e.kind == "upstream-bug" and e.versions is None]
+
     def explain(self, obs: Observation, derived: Iterable[Entry] = ()) -> Entry | None:
         """The entry that explains `obs` (dialect-derived ones first), or None."""
         for entry in (*derived, *self.entries):
@@ -392,33 +400,49 @@ def _not_declared_twice(entry: Entry, where: str) -> None:
 
 
 def derived_entries(engines: Sequence[str]) -> list[Entry]:
-    """What each engine's dialect declares missing, as `unsupported` entries."""
+    """What each engine's dialect declares missing, as `unsupported` entries: its
+    current release's tables for every version, and what each older range of
+    releases lacks besides (`Dialect.releases`) for those versions only."""
     from harness.engines.registry import get_dialect
 
     out: list[Entry] = []
     for base in dict.fromkeys(engine_parts(e)[0] for e in engines):
         dialect = get_dialect(base)
         module = _dialect_module(base)
-        names = [
-            *((f.value, "its feature table") for f in sorted(dialect.unsupported, key=lambda f: f.value)),
-            *((f"function.{n}", "its missing functions") for n in sorted(dialect.missing_functions)),
-            *((f"window.{n}-without-order-by", "its functions that need an ORDER BY")
-              for n in sorted(dialect.needs_order_by)),
-            *((f"window.{n}-moving-frame", "its aggregates without a moving frame start")
-              for n in sorted(dialect.no_moving_frame_start)),
-            *((f"window.{n}-with-order-by", "its aggregates over a whole partition only")
-              for n in sorted(dialect.unordered_window_only)),
-            *((n, "the types and values it cannot hold") for n in sorted(dialect.unrepresentable)),
-        ]
-        for name, table in names:
-            out.append(Entry(f"{base}:{name}", base, Matcher((Verdict.UNSUPPORTED.value,), feature=(name,)),
-                             "unsupported", f"{base} lacks {name} ({module}, {table})",
-                             where=module, derived=True))
-        for i, pattern in enumerate(dialect.not_implemented):
-            out.append(Entry(f"{base}:not-implemented-{i + 1}", base,
-                             Matcher((Verdict.UNSUPPORTED.value,), error=re.compile(pattern)),
-                             "unsupported", f"{base} says it does not implement this "
-                             f"(its words, {pattern!r}, in {module})", where=module, derived=True))
+        out += _declared(base, module, dialect.unsupported, dialect.missing_functions, dialect.needs_order_by,
+                         dialect.no_moving_frame_start, dialect.unordered_window_only,
+                         dialect.unrepresentable, dialect.not_implemented)
+        for release in dialect.releases:
+            out += _declared(base, module, release.lacks, release.missing_functions, frozenset(),
+                             release.no_moving_frame_start, frozenset(), frozenset(), release.not_implemented,
+                             version_range(release.versions))
+    return out
+
+
+def _declared(base: str, module: str, features: Iterable[Feature], functions: Iterable[str],
+              ordered: Iterable[str], moving: Iterable[str], unordered: Iterable[str],
+              unrepresentable: Iterable[str], words: Sequence[str],
+              versions: VersionRange | None = None) -> list[Entry]:
+    suffix, scope = (f"@{versions}", f" {versions}") if versions is not None else ("", "")
+    names = [
+        *((f.value, "its feature table") for f in sorted(features, key=lambda f: f.value)),
+        *((f"function.{n}", "its missing functions") for n in sorted(functions)),
+        *((f"window.{n}-without-order-by", "its functions that need an ORDER BY") for n in sorted(ordered)),
+        *((f"window.{n}-moving-frame", "its aggregates without a moving frame start") for n in sorted(moving)),
+        *((f"window.{n}-with-order-by", "its aggregates over a whole partition only") for n in sorted(unordered)),
+        *((n, "the types and values it cannot hold") for n in sorted(unrepresentable)),
+    ]
+    table = "its releases" + scope if versions is not None else ""
+    out = [Entry(f"{base}:{name}{suffix}", base, Matcher((Verdict.UNSUPPORTED.value,), feature=(name,)),
+                 "unsupported", f"{base}{scope} lacks {name} ({module}, {table or where})",
+                 versions=versions, where=module, derived=True)
+           for name, where in names]
+    for i, pattern in enumerate(words):
+        out.append(Entry(f"{base}:not-implemented-{i + 1}{suffix}", base,
+                         Matcher((Verdict.UNSUPPORTED.value,), error=re.compile(pattern)),
+                         "unsupported", f"{base}{scope} says it does not implement this "
+                         f"(its words, {pattern!r}, in {module})", versions=versions, where=module,
+                         derived=True))
     return out
 
 

@@ -179,6 +179,8 @@ class Release:
     measured: str  # on which releases, and what they answered
     lacks: frozenset[Feature] = frozenset()
     missing_functions: frozenset[str] = frozenset()
+    # Aggregates these releases cannot compute over a moving frame start.
+    no_moving_frame_start: frozenset[str] = frozenset()
     # The release's words for "not implemented" (regular expressions), beyond the dialect's.
     not_implemented: tuple[str, ...] = ()
     # SemanticsProfile fields that differ in these releases (`null_ordering`, ...).
@@ -339,6 +341,7 @@ def _at(dialect: Dialect, version: str) -> Dialect:
         dialect,
         unsupported=dialect.unsupported.union(*(r.lacks for r in releases)),
         missing_functions=dialect.missing_functions.union(*(r.missing_functions for r in releases)),
+        no_moving_frame_start=dialect.no_moving_frame_start.union(*(r.no_moving_frame_start for r in releases)),
         not_implemented=dialect.not_implemented + tuple(p for r in releases for p in r.not_implemented),
         semantics=profile,
         version=version,

@@ -18,6 +18,7 @@ from harness.baseline.explainer import Explainer
 from harness.baseline.known import Entry, Observation, engine_parts
 from harness.cases.case import Case
 from harness.cases.casefile import SavedCase
+from harness.core.versions import parse_version
 from harness.judge.compare import CONFORMING, Verdict
 from harness.judge.facts import recorded
 from harness.judge.runner import Result
@@ -122,16 +123,24 @@ class ABDifference:
     a_verdict: str
     b_verdict: str
     detail: str = ""  # b's detail (a's when b matched)
+    # `b` is an older release than `a` (by their versions): what it lacks is its
+    # age, not a change that broke it.
+    b_older: bool = False
 
     @property
     def regression(self) -> bool:
-        """`b` fails where `a` matched: what an engine change must not do."""
+        """`b` fails where `a` matched: what an engine change must not do. An
+        older release's `unsupported` (a feature its version's dialect declares
+        missing, or its own words for "not implemented") is no regression: it
+        is listed as a difference. A newer build's is: it lost a feature."""
+        if self.b_verdict == Verdict.UNSUPPORTED.value and self.b_older:
+            return False
         return self.a_verdict in CONFORMING_VALUES and self.b_verdict not in CONFORMING_VALUES
 
     def as_json(self) -> dict:
         return {"source": self.source, "case": self.case_id, "a": self.a, "b": self.b,
                 "a_verdict": self.a_verdict, "b_verdict": self.b_verdict,
-                "regression": self.regression, "detail": self.detail}
+                "regression": self.regression, "b_older": self.b_older, "detail": self.detail}
 
 
 def ab_pairs(engines: Sequence[str]) -> list[tuple[str, str]]:
@@ -149,8 +158,12 @@ def ab_pairs(engines: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def ab_differences(source: str, verdicts: Iterable[tuple[str, Mapping[str, tuple[str, str]]]],
-                   pairs: Sequence[tuple[str, str]]) -> list[ABDifference]:
-    """`verdicts`: (case id, engine -> (verdict, detail)) for each case."""
+                   pairs: Sequence[tuple[str, str]], versions: Mapping[str, str] | None = None,
+                   ) -> list[ABDifference]:
+    """`verdicts`: (case id, engine -> (verdict, detail)) for each case; `versions`:
+    engine -> its version string (which build of a pair is the older)."""
+    versions = versions or {}
+    older = {(a, b): _older(versions.get(b, ""), versions.get(a, "")) for a, b in pairs}
     out = []
     for case_id, by_engine in verdicts:
         for a, b in pairs:
@@ -158,5 +171,11 @@ def ab_differences(source: str, verdicts: Iterable[tuple[str, Mapping[str, tuple
                 continue
             (va, da), (vb, db) = by_engine[a], by_engine[b]
             if va != vb:
-                out.append(ABDifference(source, case_id, a, b, va, vb, db if vb not in CONFORMING_VALUES else da))
+                out.append(ABDifference(source, case_id, a, b, va, vb, db if vb not in CONFORMING_VALUES else da,
+                                        older[a, b]))
     return out
+
+
+def _older(b: str, a: str) -> bool:
+    vb, va = parse_version(b), parse_version(a)
+    return vb is not None and va is not None and vb < va

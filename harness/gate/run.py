@@ -110,6 +110,7 @@ class GateResult:
             "failures": [i.as_json() for i in self.failures],
             "explained": [i.as_json() for i in self.items if not i.failed],
             "stale": [e.as_json() for e in self.stale],
+            "unranged": [e.id for e in self.config.baseline.unranged],
             "ab_differences": [d.as_json() for d in self.ab],
             "fuzz_summary": self.fuzz,
         }
@@ -197,8 +198,8 @@ def _run_gate(config: GateConfig, say: Say, listener: Listener | None, progress:
         for engine in engines:
             engine.close()
     pairs = ab_pairs(list(config.engines))
-    ab = ab_differences("corpus", _corpus_verdicts(corpus), pairs) + ab_differences(
-        "fuzz", _fuzz_verdicts(cases, config.seed), pairs)
+    ab = ab_differences("corpus", _corpus_verdicts(corpus), pairs, versions) + ab_differences(
+        "fuzz", _fuzz_verdicts(cases, config.seed), pairs, versions)
     old = stale(config.baseline, explainer.used, versions, by_id, config.whole_corpus)
     result = GateResult(config, versions, items, old, ab, corpus, summary, cases, occurrences,
                         time.monotonic() - t0, started, corpus_record, fuzz_record)

@@ -39,6 +39,13 @@ def write_text(result: GateResult, out: TextIO) -> None:
             out.write("  (with --corpus, only entries naming a case that ran are checked)\n")
         for entry in result.stale:
             out.write(f"- {entry.label} at {entry.where}\n    {_short(entry.reason, 200)}\n")
+    unranged = config.baseline.unranged if config.strict_baseline else []
+    if unranged:
+        out.write(f"\nWARNING: {len(unranged)} upstream-bug entr{'y' if len(unranged) == 1 else 'ies'} "
+                  "say no `versions:` (they explain the difference in every release; give the range "
+                  "each was observed on):\n")
+        for entry in unranged:
+            out.write(f"- {entry.label} at {entry.where}\n")
     out.write(f"\nresults: {config.out} (gate.json, corpus/, fuzz/)\n")
     out.write(f"wall time {result.wall_seconds:.1f} s\n")
     verdict = "PASS" if result.exit_code == 0 else "FAIL"

@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass
 from decimal import Decimal
 
-from harness.core.dialect import NULLS_LARGEST, Dialect, Feature
+from harness.core.dialect import NULLS_LARGEST, Dialect, Feature, Release
 from harness.core.semantics import (
     AvgType,
     DateFromString,
@@ -99,6 +99,64 @@ REFUSALS = {
 # KEYWORDS: measured by using every word of Spark's, DuckDB's and PostgreSQL's
 # keyword lists unquoted as a column, alias and table name. Most are niladic
 # functions (`SELECT current_date FROM t` calls the function).
+# Older releases, measured on datafusion-python 33.0.0, 36.0.0, 40.1.0, 43.1.0,
+# 46.0.0, 49.0.0, 50.0.0, 51.0.0, 52.0.0, 53.0.0, 54.1.0 and 55.0.0 (one probe
+# query per feature, each release in its own virtualenv). A range names the
+# first release measured to differ; the releases between two measured ones
+# are assumed to be like the older.
+RELEASES = (
+    Release(
+        "<55", "54.1.0 and older: 'Invalid function 'any_value''",
+        missing_functions=frozenset({"any_value"}),
+    ),
+    Release(
+        "<54", "53.0.0 and older: array_agg(v) OVER (... ROWS BETWEEN 1 PRECEDING AND CURRENT ROW): "
+        "'Aggregate can not be used as a sliding accumulator because `retract_batch` is not "
+        "implemented' (54.1.0 answers)",
+        no_moving_frame_start=frozenset({"array_agg"}),
+    ),
+    Release(
+        "<52", "51.0.0 and older print an engine error as Rust's Debug form: "
+        "'NotImplemented(\"VAR(DISTINCT) aggregations are not available\")' where 52.0.0 says "
+        "'This feature is not implemented: ...'",
+        not_implemented=(r'NotImplemented\("',),
+    ),
+    Release(
+        "<51", "50.0.0 and older: 'Invalid function 'quantile_cont'' and 'percentile_cont' "
+        "(WITHIN GROUP: a parser error up to 36.0.0, 'WITHIN GROUP is not supported yet' in 40.1.0)",
+        lacks=frozenset({Feature.WITHIN_GROUP}),
+        missing_functions=frozenset({"quantile_cont", "percentile_cont"}),
+    ),
+    Release(
+        "<50", "49.0.0 and older: sum(v) FILTER (WHERE ...) OVER (...) is a parser error "
+        "('Expected: end of statement, found: ('); 'NotImplemented(\"QUALIFY\")' up to 43.1.0, "
+        "and 49.0.0 plans QUALIFY wrongly",
+        lacks=frozenset({Feature.FILTER_WINDOW_AGGREGATE, Feature.QUALIFY}),
+    ),
+    Release(
+        "<46", "43.1.0 and older: 'table function 'generate_series' not found', and 'range'",
+        lacks=frozenset({Feature.GENERATE_SERIES, Feature.RANGE_TABLE_FUNCTION}),
+    ),
+    Release(
+        "<43", "40.1.0 and older: bit_xor(v) OVER (... ROWS BETWEEN 1 PRECEDING AND CURRENT ROW): "
+        "'Aggregate can not be used as a sliding accumulator'",
+        no_moving_frame_start=frozenset({"bit_xor"}),
+    ),
+    Release(
+        "<40", "36.0.0 and older: 'Null treatment in aggregate functions is not supported: IGNORE "
+        "NULLS'; OVER (w ORDER BY ...) is a parser error ('Expected ROWS, RANGE, GROUPS, found: w')",
+        lacks=frozenset({Feature.IGNORE_NULLS, Feature.NAMED_WINDOW_REFINEMENT}),
+    ),
+    Release(
+        "<36", "33.0.0: 'Invalid function 'string_agg''; an interval result: 'The datatype "
+        "\"Interval(MonthDayNano)\" is still not supported in Rust implementation', and an "
+        "interval argument 'Unsupported creation of Duration(Microsecond) array'",
+        missing_functions=frozenset({"string_agg"}),
+        not_implemented=(r"is still not supported in Rust implementation",
+                         r"Unsupported creation of Duration"),
+    ),
+)
+
 EXTRA_KEYWORDS = frozenset({
     "current_catalog", "current_date", "current_time", "current_timestamp", "current_user",
     "exists", "localtime", "localtimestamp", "returning", "session_user", "struct", "trim",
@@ -159,6 +217,7 @@ DATAFUSION = DataFusionDialect(
     # `retract_batch` is not implemented" once the frame start moves (55.2).
     no_moving_frame_start=frozenset({"bool_and", "bool_or", "string_agg", "any_value", "bit_and",
                                      "bit_or"}),
+    releases=RELEASES,
     missing_functions=MISSING_FUNCTIONS,
     semantics=SemanticsProfile(
         name="datafusion",

@@ -18,13 +18,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from harness.core.dialect import NULLS_ALWAYS_LAST, Dialect, Feature, IgnoreNullsPlacement
+from harness.core.dialect import NULLS_ALWAYS_LAST, Dialect, Feature, IgnoreNullsPlacement, Release
 from harness.core.semantics import (
     AvgType,
     DateFromString,
     DatetimeVsString,
     IntegerDivision,
     NthValueBelowOne,
+    NullOrdering,
     Overflow,
     SemanticsProfile,
     StringAggArgument,
@@ -52,6 +53,35 @@ EXTRA_KEYWORDS = frozenset({
     "similar", "summarize", "symmetric", "tablesample", "unpack", "unpivot", "variadic",
     "verbose"
 })
+
+# Older releases, measured on duckdb 0.7.1, 0.8.1, 0.9.2, 0.10.3, 1.0.0, 1.1.0,
+# 1.1.3, 1.2.2, 1.3.2, 1.4.4, 1.5.6 and 2.0.1 (one probe query per feature, each
+# release in its own virtualenv). A range names the first release measured
+# to differ; the releases between two measured ones are assumed to be like
+# the older (1.1.0 and 1.1.3 refuse GROUPS, 1.2.2 answers: 1.2.0 and 1.2.1 were
+# not measured).
+RELEASES = (
+    Release(
+        "<1.2", "1.1.3 and older: 'GROUPS mode for window functions is not implemented yet' "
+        "(0.9.2 and older: a syntax error at GROUPS); 'ORDER BY is not implemented for window "
+        "functions!' for string_agg(s, ',' ORDER BY k) OVER (...); a syntax error at ORDER in "
+        "cume_dist(ORDER BY v) OVER (...); 'count_if is not an aggregate function'",
+        lacks=frozenset({Feature.GROUPS_FRAME, Feature.ORDERED_AGGREGATE, Feature.RANKING_ORDER_BY}),
+        missing_functions=frozenset({"count_if"}),
+    ),
+    Release(
+        "<0.10", "0.9.2 and older: a syntax error at EXCLUDE; 'DISTINCT is not implemented for "
+        "window functions!'",
+        lacks=frozenset({Feature.EXCLUDE, Feature.DISTINCT_WINDOW_AGGREGATE}),
+    ),
+    Release(
+        "<0.8", "0.7.1: NULLs first for ASC and DESC when ORDER BY does not say; 7 / 2 = 3 "
+        "(INTEGER); 'Scalar Function with name // does not exist!'",
+        lacks=frozenset({Feature.INT_DIV_OPERATOR}),
+        semantics={"null_ordering": NullOrdering(nulls_first_asc=True, nulls_first_desc=True),
+                   "integer_division": IntegerDivision.TRUNCATE},
+    ),
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,6 +117,7 @@ DUCKDB = DuckDBDialect(
     # `lag(v, 1, 0 IGNORE NULLS) OVER (...)` (and RESPECT NULLS likewise).
     ignore_nulls_placement=IgnoreNullsPlacement.INSIDE,
     # NULLs last for ASC *and* DESC (since 0.8; 0.7 and older: always first).
+    releases=RELEASES,
     semantics=SemanticsProfile(
         name="duckdb",
         null_ordering=NULLS_ALWAYS_LAST,
