@@ -69,3 +69,22 @@ def test_the_whole_message_is_recorded_shown_indented_and_still_matched_by_basel
     obs = Observation("c", "duckdb", "error", message, facts=result.facts)
     for pattern in (r"^Binder Error: Referenced column", r"Candidate bindings"):
         assert Matcher(verdict=("error",), error=re.compile(pattern)).holds(obs), pattern
+
+
+@pytest.mark.spark
+def test_a_spark_error_keeps_its_sql_excerpt_and_is_not_cut():
+    """Spark's parse error keeps its '== SQL ==' excerpt and caret; a long message
+    is not cut; the analyzed plan (expression ids that change run to run) is left out."""
+    engine = get_engine("spark")
+    try:
+        engine.start()
+        messages = []
+        for sql in ("SELEC 1", f"SELECT id FROM t ORDER BY {LONG}"):
+            with pytest.raises(EngineError) as caught:
+                engine.run(TABLES, sql)
+            messages.append(caught.value.message)
+    finally:
+        engine.close()
+    parse_error, unresolved = messages
+    assert parse_error.splitlines()[1:] == ["== SQL ==", "SELEC 1", "^^^"], parse_error
+    assert LONG in unresolved and "\n" not in unresolved, unresolved

@@ -198,3 +198,32 @@ def test_the_gate_reduces_no_regression_when_told_so(tmp_path):
     regression = ABDifference("fuzz", "fuzz/0/7", "duckdb", "duckdb~ntile", "match", "mismatch",
                               file=str(tmp_path / "f.yaml"))
     assert reduce_regressions([regression], [], {}, seconds=0) == [regression]
+
+
+def test_printed_commands_carry_the_engine_python_and_postgres_options_they_need(tmp_path):
+    """Each printed command passes the --engine-python of the labelled engines it
+    names (only those: replay refuses one not among --engines) and the gate's
+    PostgreSQL option when it names a postgres engine; a corpus case reduces
+    under the gate's directory."""
+    import shlex
+
+    from harness.baseline.known import load_baseline
+    from harness.gate.run import GateConfig
+
+    config = GateConfig(engines=("reference", "duckdb", "duckdb@old", "postgres"), cases=(),
+                        baseline=load_baseline(), out=tmp_path / "gate",
+                        engine_options={"duckdb@old": {"python": "/envs/old/bin/python"},
+                                        "postgres": {"local": True}},
+                        postgres_args=("--postgres-local",))
+    old = shlex.split(config.replay_command("f.yaml", "duckdb@old"))
+    assert old == ["window-harness", "replay", "f.yaml", "--engines", "reference,duckdb@old",
+                   "--engine-python", "duckdb@old=/envs/old/bin/python"]
+    assert shlex.split(config.replay_command("f.yaml", "postgres"))[3:] == [
+        "--engines", "reference,postgres", "--postgres-local"]
+    pg = shlex.split(config.reduce_command("f.yaml", "postgres", tmp_path / "r.yaml"))
+    assert pg == ["window-harness", "reduce", "f.yaml", "--engines", "reference,postgres",
+                  "--postgres-local", "--out", str(tmp_path / "r.yaml")]
+    assert "--postgres-local" not in config.replay_command("f.yaml", "duckdb")
+    everyone = shlex.split(config.reduce_command("f.yaml", "reference"))
+    assert everyone[everyone.index("--engines") + 1] == "reference,duckdb,duckdb@old,postgres"
+    assert "duckdb@old=/envs/old/bin/python" in everyone and "--postgres-local" in everyone

@@ -82,15 +82,19 @@ _STACK = re.compile(r"^\s*(at [\w$.<>]+\(|JVM stacktrace:|\.\.\. \d+ more)")
 
 
 def error_message(error: BaseException) -> str:
-    """A query's error whole: `short_message`'s line, then what Spark says after it
-    (the '== SQL ==' excerpt with its caret, the plan), up to the JVM stack trace."""
+    """A query's error whole: `short_message`'s line, then the '== SQL ==' excerpt
+    with its caret where Spark gives one, up to the JVM stack trace. The analyzed
+    plan Spark appends is left out: its expression ids (`v#2L`) change from run
+    to run, and it repeats the query."""
     first = short_message(error)
     if str(error).lstrip().startswith("<_"):  # a gRPC call's repr: its details are all
         return first
     raw = [line.rstrip() for line in str(error).splitlines() if line.strip()]
-    start = next((i for i, line in enumerate(raw) if line.startswith(": ")), 0)
+    start = next((i for i, line in enumerate(raw) if line.lstrip().startswith("== SQL")), None)
+    if start is None:
+        return first
     rest = []
-    for line in raw[start + 1:]:
+    for line in raw[start:]:
         if _STACK.match(line):
             break
         rest.append(line)
