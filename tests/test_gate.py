@@ -137,3 +137,93 @@ def test_the_gate_does_not_replace_a_directory_it_did_not_write(tmp_path, capsys
     assert main(_gate(tmp_path, "--engines", "reference", "--budget-seconds", "0")) == 2
     assert "does not hold an earlier gate's results" in capsys.readouterr().err
     assert keep.read_text() == "mine"
+
+
+# -- A/B regressions are reduced (issue 20, item 4) ----------------------------------
+
+
+def test_an_ab_regression_is_reduced_while_the_released_engine_still_matches(tmp_path):
+    """The gate's reduction of a fuzz A/B regression: shrunk while the other build (here
+    the faulty ntile) keeps its finding and the released engine keeps matching, within
+    its budget, written beside the finding file, and recorded on the difference."""
+    import pyarrow as pa
+
+    from harness.cases.case import Case, load_case
+    from harness.cases.casefile import SavedCase
+    from harness.core.model import ColumnDef, TableSchema
+    from harness.core.types import INT64
+    from harness.engines.registry import get_engine
+    from harness.findings.finding import finding_signature, findings_of
+    from harness.gate.judge import ABDifference
+    from harness.gate.run import reduce_regressions
+    from harness.judge.runner import run_case
+    from harness.sql import parse
+
+    sql = "SELECT id, x, ntile(4) OVER (ORDER BY x, id) AS nt FROM t ORDER BY id"  # an uneven split
+    table = pa.table({"id": pa.array(range(1, 31), pa.int64()), "x": pa.array([i % 7 for i in range(30)], pa.int64())})
+    schema = TableSchema("t", (ColumnDef("id", INT64), ColumnDef("x", INT64)))
+    case = Case(id="fuzz", description="ntile over 30 rows", tags=(), schemas=(schema,),
+                tables={"t": table}, sql=sql, query=parse(sql), finding={})
+    engines = [get_engine(n) for n in ("reference", "duckdb", "duckdb~ntile")]
+    try:
+        for e in engines:
+            e.start()
+        found = [r for r in findings_of(run_case(case, engines)) if r.engine == "duckdb~ntile"]
+        assert found
+        key = finding_signature(case, found[0]).key
+        file = str(tmp_path / "findings" / f"{key}.yaml")
+        regression = ABDifference("fuzz", "fuzz/0/7", "duckdb", "duckdb~ntile", "match", "mismatch", file=file)
+        other = ABDifference("fuzz", "fuzz/0/8", "duckdb", "duckdb~ntile", "mismatch", "match", file=file)
+        out = reduce_regressions([regression, other], engines, {file: SavedCase.of(case, {"key": key})},
+                                 seconds=20)
+    finally:
+        for e in engines:
+            e.close()
+    assert out[1] == other  # not a regression: left alone
+    done = out[0]
+    assert done.reduced == str(tmp_path / "findings" / f"{key}.reduced.yaml")
+    assert "confirmed: yes" in done.reduction and done.reduction.startswith("rows 30 -> ")
+    reduced = load_case(Path(done.reduced))
+    assert reduced.tables["t"].num_rows < 30
+    verdicts = {r.engine: r.verdict.value for r in run_case(reduced, [get_engine("duckdb"),
+                                                                      get_engine("duckdb~ntile")])}
+    assert verdicts == {"duckdb": "match", "duckdb~ntile": "mismatch"}
+    assert done.as_json()["reduced"] and done.as_json()["reduction"] == done.reduction
+
+
+def test_the_gate_reduces_no_regression_when_told_so(tmp_path):
+    from harness.gate.judge import ABDifference
+    from harness.gate.run import reduce_regressions
+
+    regression = ABDifference("fuzz", "fuzz/0/7", "duckdb", "duckdb~ntile", "match", "mismatch",
+                              file=str(tmp_path / "f.yaml"))
+    assert reduce_regressions([regression], [], {}, seconds=0) == [regression]
+
+
+def test_printed_commands_carry_the_engine_python_and_postgres_options_they_need(tmp_path):
+    """Each printed command passes the --engine-python of the labelled engines it
+    names (only those: replay refuses one not among --engines) and the gate's
+    PostgreSQL option when it names a postgres engine; a corpus case reduces
+    under the gate's directory."""
+    import shlex
+
+    from harness.baseline.known import load_baseline
+    from harness.gate.run import GateConfig
+
+    config = GateConfig(engines=("reference", "duckdb", "duckdb@old", "postgres"), cases=(),
+                        baseline=load_baseline(), out=tmp_path / "gate",
+                        engine_options={"duckdb@old": {"python": "/envs/old/bin/python"},
+                                        "postgres": {"local": True}},
+                        postgres_args=("--postgres-local",))
+    old = shlex.split(config.replay_command("f.yaml", "duckdb@old"))
+    assert old == ["window-harness", "replay", "f.yaml", "--engines", "reference,duckdb@old",
+                   "--engine-python", "duckdb@old=/envs/old/bin/python"]
+    assert shlex.split(config.replay_command("f.yaml", "postgres"))[3:] == [
+        "--engines", "reference,postgres", "--postgres-local"]
+    pg = shlex.split(config.reduce_command("f.yaml", "postgres", tmp_path / "r.yaml"))
+    assert pg == ["window-harness", "reduce", "f.yaml", "--engines", "reference,postgres",
+                  "--postgres-local", "--out", str(tmp_path / "r.yaml")]
+    assert "--postgres-local" not in config.replay_command("f.yaml", "duckdb")
+    everyone = shlex.split(config.reduce_command("f.yaml", "reference"))
+    assert everyone[everyone.index("--engines") + 1] == "reference,duckdb,duckdb@old,postgres"
+    assert "duckdb@old=/envs/old/bin/python" in everyone and "--postgres-local" in everyone

@@ -81,7 +81,9 @@ def test_what_postgres_has_only_for_other_types_is_its_not_implemented(pg: Engin
 def test_a_syntax_error_is_not_a_not_implemented(pg: Engine) -> None:
     with pytest.raises(EngineError) as caught:
         pg.run(TABLES, "SELEC 1")
-    assert caught.value.message == '[42601] syntax error at or near "SELEC"'
+    # The whole message: the primary line, then the server's LINE context and caret.
+    assert caught.value.message.splitlines() == ['[42601] syntax error at or near "SELEC"',
+                                                 "LINE 1: SELEC 1", "        ^"]
     assert not POSTGRES.says_not_implemented(caught.value.message)
 
 
@@ -263,7 +265,7 @@ def test_a_table_of_an_earlier_run_is_dropped(pg: Engine) -> None:
     pg.run({"old": TABLES["t"]}, "SELECT 1 AS one")
     with pytest.raises(EngineError) as caught:
         pg.run({}, "SELECT * FROM old")
-    assert caught.value.message == '[42P01] relation "old" does not exist'
+    assert caught.value.message.splitlines()[0] == '[42P01] relation "old" does not exist'
     tables = pg.run({}, "SELECT count(*) AS n FROM pg_tables WHERE schemaname = current_schema()")
     assert _values(tables, "n") == [0]
 
@@ -292,7 +294,7 @@ def test_after_an_error_the_connection_still_answers(pg: Engine) -> None:
     for _ in range(2):
         with pytest.raises(EngineError) as caught:
             pg.run(TABLES, "SELECT no_such_column FROM t")
-        assert caught.value.message == '[42703] column "no_such_column" does not exist'
+        assert caught.value.message.splitlines()[0] == '[42703] column "no_such_column" does not exist'
         assert type(caught.value) is EngineError
         assert pg.run(TABLES, "SELECT count(*) AS n FROM t").column(0).to_pylist() == [7]
 

@@ -277,3 +277,84 @@ def test_the_gate_compares_two_releases_and_fails_on_a_regression(tmp_path, caps
         d["detail"] for d in doc["ab_differences"] if d["case"] == regression["case"])
     assert doc["fuzz_cases"] == 20  # the candidate served the campaign too
 
+
+
+# -- findings of a labelled build are first-class (issue 20, item 4) -----------------
+
+REGRESSION_CASE = REPO / "cases" / "regressions" / "stddev_samp_nan_in_sliding_frame.yaml"
+
+
+def _printed(text: str, label: str) -> list[list[str]]:
+    """The commands the gate printed after `label:` (`replay:`, `reduce:`), as argv."""
+    import shlex
+
+    return [shlex.split(line.split(f"{label}: ", 1)[1]) for line in text.splitlines()
+            if line.strip().startswith(f"{label}: window-harness ")]
+
+
+def test_the_gates_replay_and_reduce_commands_for_a_labelled_build_work_as_printed(
+        tmp_path, capsys, candidate_python):
+    """The regression of the candidate (1.5.6: STDDEV_SAMP out of range) is printed with
+    replay and reduce commands that name its --engine-python; each runs as printed."""
+    code = main(["gate", "--engines", "reference,duckdb,duckdb@candidate",
+                 "--engine-python", f"duckdb@candidate={candidate_python}",
+                 "--corpus", str(REGRESSION_CASE), "--budget-seconds", "0", "--out", str(tmp_path / "gate")])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    replays, reduces = _printed(out, "replay"), _printed(out, "reduce")
+    assert replays and reduces, out
+    for argv in replays + reduces:
+        assert argv[argv.index("--engine-python") + 1] == f"duckdb@candidate={os.path.abspath(candidate_python)}"
+    assert main(replays[0][1:]) == 1  # the candidate's error again
+    replayed = capsys.readouterr().out
+    assert "duckdb@candidate" in replayed and "STDDEV_SAMP is out of range" in replayed
+    assert main([*reduces[0][1:], "--seconds", "5"]) == 0  # reduced and confirmed
+    reduced = capsys.readouterr().out
+    written = Path(reduced.rsplit("written: ", 1)[1].strip())
+    assert written.is_file() and written.is_relative_to(tmp_path)  # never into the corpus
+
+
+def test_replay_takes_a_labelled_engine_from_the_finding_when_its_python_is_given(tmp_path, capsys,
+                                                                                   candidate_python):
+    """A finding record naming duckdb@candidate replays on it by default once
+    --engine-python names it; without, it is left out (the released engines replay)."""
+    from harness.cases.casefile import save_case
+
+    case = load_cases([REGRESSION_CASE])[0][0]
+    path = tmp_path / "finding.yaml"
+    save_case(case, path, {"engine": "duckdb@candidate", "verdict": "error",
+                           "engines": {"reference": {}, "duckdb@candidate": {}}})
+    assert main(["replay", str(path), "--engine-python", f"duckdb@candidate={candidate_python}",
+                 "--format", "json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert [e["engine"] for e in doc["engines"]] == ["reference", "duckdb@candidate"]
+
+
+def test_export_for_a_labelled_build_names_it_and_reproduces_with_its_python(tmp_path, capsys,
+                                                                              candidate_python):
+    """`export --engine-python duckdb@candidate=PATH`: the test is for that build (its
+    version in the header), its finding record is the one quoted, and the Reproduce
+    line replays on it with its --engine-python, as printed."""
+    import shlex
+
+    from harness.cases.casefile import save_case
+
+    case = load_cases([REGRESSION_CASE])[0][0]
+    path = tmp_path / "finding.yaml"
+    save_case(case, path, {"engine": "duckdb@candidate", "verdict": "error",
+                           "engines": {"duckdb@candidate": {"verdict": "error", "version": CANDIDATE_DUCKDB,
+                                                            "detail": "STDDEV_SAMP is out of range!"}}})
+    assert main(["export", str(path), "--to", "duckdb-test",
+                 "--engine-python", f"duckdb@candidate={candidate_python}"]) == 0
+    text = capsys.readouterr().out
+    assert f"# For duckdb@candidate {CANDIDATE_DUCKDB}:" in text
+    assert f"# In the finding, duckdb@candidate {CANDIDATE_DUCKDB} gave error: STDDEV_SAMP" in text
+    reproduce = next(line for line in text.splitlines() if line.startswith("# Reproduce: "))
+    argv = shlex.split(reproduce.removeprefix("# Reproduce: "))
+    assert argv[argv.index("--engine-python") + 1] == f"duckdb@candidate={os.path.abspath(candidate_python)}"
+    assert main(argv[1:]) == 1  # the candidate's error, replayed as printed
+    assert "STDDEV_SAMP is out of range" in capsys.readouterr().out
+    # A build of another engine than the format's is refused, naming the option.
+    assert main(["export", str(path), "--to", "slt",
+                 "--engine-python", f"duckdb@candidate={candidate_python}"]) == 2
+    assert "--engine-python" in capsys.readouterr().err

@@ -605,3 +605,19 @@ def test_an_ordered_interval_with_months_is_a_mismatch_not_a_crash():
     months = pa.array([pa.MonthDayNano([0, 0, 3_600 * 10**9]), pa.MonthDayNano([1, 0, 0]), None], _MDN)
     answer = answer.set_column(1, pa.field("iv", _MDN), months)
     assert compare(answer, Judgement(plan, NULLS_LARGEST), oracle).verdict is Verdict.MISMATCH
+
+
+# -- a wrong value in an ORDER BY column (issue 20, item 8) ---------------------------
+
+
+def test_a_wrong_value_in_an_order_by_column_fails_and_is_named_as_a_value(judges):
+    """The faulty ntile's wrong values are an ORDER BY column: its rows sort into
+    other groups than the reference's. Still a mismatch, told as a value difference
+    in that column (which row), not as a row count."""
+    case = _case("SELECT id, ntile(2) OVER (ORDER BY id) AS nt FROM t ORDER BY nt, id")
+    results = {r.engine: r for r in run_case(case, list(judges.values()))}
+    assert results["duckdb"].verdict is Verdict.MATCH
+    wrong = results["duckdb~ntile"]
+    assert wrong.verdict is Verdict.MISMATCH
+    assert "a value difference in ORDER BY column nt" in wrong.detail, wrong.detail
+    assert "input row" in wrong.detail and "were expected" not in wrong.detail, wrong.detail

@@ -27,6 +27,7 @@ from harness.cli.options import (
 )
 from harness.cli.progress import ProgressLine
 from harness.cli.report import check_report_option, write_report
+from harness.gate import AB_REDUCE_SECONDS, AB_REDUCE_TOTAL
 
 CORPUS = Path(__file__).resolve().parents[2] / "cases"
 
@@ -70,6 +71,10 @@ def _gate() -> argparse.ArgumentParser:
                    help="fail when a baseline entry explained nothing in this run (stale)")
     p.add_argument("--out", type=Path, default=Path("reports") / "gate",
                    help="results directory; an earlier gate's is replaced (default: %(default)s)")
+    p.add_argument("--ab-reduce-seconds", type=non_negative_float, default=AB_REDUCE_TOTAL, metavar="SECONDS",
+                   help="seconds to reduce the fuzz part's A/B regressions in, all together (each at "
+                   f"most {AB_REDUCE_SECONDS:g} s); the reduced case files are printed and kept in "
+                   "gate.json; 0 reduces none (default: %(default)s)")
     p.add_argument("--timeout", type=positive_float, default=30.0,
                    help="seconds an engine may take per query (default: %(default)s)")
     return p
@@ -100,6 +105,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
         budget_seconds=args.budget_seconds, budget_cases=args.budget_cases,
         strict_baseline=args.strict_baseline,
         engine_options=options, timeout_seconds=args.timeout, whole_corpus=not args.corpus,
+        postgres_args=_postgres_args(args), ab_reduce_seconds=args.ab_reduce_seconds,
     )
     line = ProgressLine()
 
@@ -127,6 +133,16 @@ def cmd_gate(args: argparse.Namespace) -> int:
     if args.report:
         write_report([result.record()], args)
     return exit_for_invalid(result.exit_code, invalid)
+
+
+def _postgres_args(args: argparse.Namespace) -> tuple[str, ...]:
+    """The PostgreSQL options of this command, as the replay and reduce commands the
+    gate prints need them: --postgres-local (its server is gone by then: each
+    command starts its own), else the --postgres-dsn given; nothing when the server
+    comes from the environment, which the printed commands read too."""
+    if args.postgres_local:
+        return ("--postgres-local",)
+    return ("--postgres-dsn", args.postgres_dsn) if args.postgres_dsn else ()
 
 
 def _corpus_log(done: int, total: int) -> str:

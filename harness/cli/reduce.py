@@ -12,6 +12,7 @@ from pathlib import Path
 
 from harness.cli.exit_codes import EXIT_FAIL, EXIT_PASS
 from harness.cli.options import (
+    ENGINE_PYTHON,
     POSTGRES,
     check_out_file,
     default_engines,
@@ -32,7 +33,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     own.add_argument("--out", type=Path, help="where to write (default: FINDING.reduced.yaml)")
     p = sub.add_parser(
         "reduce",
-        parents=[own, POSTGRES],
+        parents=[own, ENGINE_PYTHON, POSTGRES],
         help="shrink a finding (or any failing case) to a minimal case file",
         description="Rerun a case file, take its finding (the signature its `finding` record "
         "names, else the first the run shows), and shrink rows, columns, window expressions, "

@@ -24,6 +24,17 @@ _HIDDEN = ("\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
            "\ud800-\udfff\ufffe\uffff")
 
 
+def indented(text: str, indent: str) -> str:
+    """`text` with every line after the first indented by `indent`: a message of
+    several lines (an engine error with its LINE context) under a label."""
+    return ("\n" + indent).join(text.splitlines()) if text else text
+
+
+def first_line(text: str) -> str:
+    """The first line of `text`: the short form of a message, for one-line displays."""
+    return text.splitlines()[0] if text else text
+
+
 def printable(text: str, keep: str = "\n\t") -> str:
     """`text` with each hidden character (above) but those in `keep` written as a
     visible escape: `\\x1b` for ESC, `\\u202e` for RIGHT-TO-LEFT OVERRIDE, and for a

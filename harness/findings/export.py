@@ -11,7 +11,7 @@ file's text); this module is their face.
 from __future__ import annotations
 
 from harness.findings.export_expect import Expectation, expectation
-from harness.findings.export_file import export_case, finding_record
+from harness.findings.export_file import Build, export_case, finding_record
 from harness.findings.export_formats import (
     FORMATS,
     TestFormat,
@@ -23,6 +23,6 @@ from harness.findings.export_formats import (
 )
 
 __all__ = [
-    "FORMATS", "Expectation", "TestFormat", "duckdb_cell", "expectation", "export_case",
+    "FORMATS", "Build", "Expectation", "TestFormat", "duckdb_cell", "expectation", "export_case",
     "finding_record", "plain_decimal", "shortest_float32", "slt_cell", "slt_letter",
 ]

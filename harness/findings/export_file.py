@@ -11,6 +11,8 @@ refused unless asked for.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from harness.cases.case import Case
 from harness.core.dialect import Dialect
 from harness.core.errors import InvalidInput, Unsupported
@@ -24,11 +26,14 @@ from harness.sql import write, write_expr
 
 
 def export_case(case: Case, fmt: TestFormat, source: str | None = None, file_name: str | None = None,
-                allow_ambiguous: bool = False) -> str:
-    """The test file's text; InvalidInput when the case cannot become a sound test."""
+                allow_ambiguous: bool = False, build: Build | None = None) -> str:
+    """The test file's text; InvalidInput when the case cannot become a sound test.
+    `build`: the engine build the test is for (an ENGINE@LABEL of another Python):
+    its dialect, as its release speaks it, writes the SQL and gives the by-design
+    choices the expected rows follow; its finding record is the one quoted."""
     from harness.engines.registry import get_dialect
 
-    dialect = get_dialect(fmt.engine)
+    dialect = build.dialect if build is not None else get_dialect(fmt.engine)
     try:
         sql = _one_record(write(case.query, dialect))
     except Unsupported as e:
@@ -39,7 +44,7 @@ def export_case(case: Case, fmt: TestFormat, source: str | None = None, file_nam
         raise InvalidInput(f"no single expected answer: {expected.ambiguous} "
                            "(reduce the case, or pass --allow-ambiguous)", case_location(case))
     name = file_name or "test_wh_" + case.id.replace("/", "_") + fmt.suffix
-    lines = [*fmt.opening(case, name), *_header(case, fmt, dialect, expected, source), ""]
+    lines = [*fmt.opening(case, name), *_header(case, fmt, dialect, expected, source, build), ""]
     for statement in (*fmt.preamble, *_table_statements(case, dialect, fmt)):
         lines += ["statement ok", statement + ";", ""]
     lines += _query_record(sql, expected, fmt)
@@ -55,13 +60,18 @@ def _one_record(sql: str) -> str:
 
 
 def _header(case: Case, fmt: TestFormat, dialect: Dialect, expected: Expectation,
-            source: str | None) -> list[str]:
+            source: str | None, build: Build | None) -> list[str]:
     from harness.judge.runner import profile_named
 
     source = source or (str(case.path) if case.path else case.id)
+    engine = build.name if build is not None else fmt.engine
+    pythons = {build.name: build.python} if build is not None else {}
     lines = [comment(f"# Exported by window-harness from case {case.id} ({source})."),
              comment(f"# {case.description}"),
-             f"# Reproduce: {replay_command(source, [fmt.engine])}"]
+             f"# Reproduce: {replay_command(source, [engine], pythons)}"]
+    if build is not None:
+        lines.append(comment(f"# For {build.name} {build.version}: its release's dialect and "
+                             "by-design choices"))
     if expected.error is not None:
         lines.append(comment(f"# The query must fail, being invalid by definition: {expected.error}"))
     else:
@@ -76,7 +86,17 @@ def _header(case: Case, fmt: TestFormat, dialect: Dialect, expected: Expectation
             lines.append("#   (rowsort: the query's ORDER BY does not fix the order of every row)")
     if expected.ambiguous:
         lines.append(f"# WARNING: {expected.ambiguous}; a correct engine may give another answer")
-    return lines + _finding_lines(case.finding, fmt.engine)
+    return lines + _finding_lines(case.finding, engine)
+
+
+@dataclass(frozen=True)
+class Build:
+    """An engine build a test is exported for: ENGINE@LABEL run by another Python."""
+
+    name: str  # `duckdb@old`
+    python: str  # its interpreter (--engine-python)
+    version: str
+    dialect: Dialect  # narrowed to `version` (`Dialect.at`)
 
 
 def _values(e: Expectation) -> object:

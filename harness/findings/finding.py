@@ -23,7 +23,7 @@ from harness.core.errors import CannotWrite
 from harness.engines.base import Engine
 from harness.findings.majority import classify
 from harness.findings.signature import Signature, signature
-from harness.judge.compare import Verdict
+from harness.judge.compare import CONFORMING, Verdict
 from harness.judge.runner import Result, run_case
 
 FINDING_VERDICTS = frozenset({
@@ -136,7 +136,7 @@ class FindingMaker:
         line = {"kind": "finding", "key": sig.key, "signature": sig.text, "engine": result.engine,
                 "verdict": result.verdict.value, "classification": classification, "case": index,
                 "seed": seed, "file": str(path.relative_to(self.directory.parent)),
-                "detail": result.detail[:500], "facts": result.facts.as_json()}
+                "detail": result.detail, "facts": result.facts.as_json()}
         if sig.key in self.known:
             yield line
             return
@@ -286,15 +286,19 @@ class ReducedFinding:
 
 
 def reduce_finding(case: Case, key: str, at_fault: Sequence[Engine], everyone: Sequence[Engine],
-                   seconds: float, bare: bool = False) -> ReducedFinding:
-    """Shrink `case` while some engine in `at_fault` still gives a finding signed `key`;
+                   seconds: float, bare: bool = False, conforming: Sequence[Engine] = ()) -> ReducedFinding:
+    """Shrink `case` while some engine in `at_fault` still gives a finding signed `key`
+    (and every engine of `conforming` still conforms: an A/B regression stays one);
     then confirm with one plain (unbatched) run on every engine. `bare`: the finding is
     of the bare query, so every run judges that too."""
     from harness.findings.reduce import shrink
 
     def holds(candidate: Case) -> bool:
-        return any(finding_signature(candidate, r).key == key
-                   for r in findings_of(run_case(candidate, list(at_fault), bare=bare)))
+        results = run_case(candidate, [*at_fault, *conforming], bare=bare)
+        return (any(finding_signature(candidate, r).key == key for r in findings_of(results))
+                and all(r.verdict in CONFORMING for r in results if r.engine in keep))
+
+    keep = {e.name for e in conforming}
 
     t0 = time.monotonic()
     # Shrunk rows no longer fit a hand-written case's `expected`: with a finding
@@ -304,5 +308,6 @@ def reduce_finding(case: Case, key: str, at_fault: Sequence[Engine], everyone: S
     reduced = replace(reduction.case, id=f"{case.id}.reduced",
                       description=case.description.removesuffix(" (reduced)") + " (reduced)")
     confirmation = run_case(reduced, list(everyone), bare=bare)
-    confirmed = any(finding_signature(reduced, r).key == key for r in findings_of(confirmation))
+    confirmed = (any(finding_signature(reduced, r).key == key for r in findings_of(confirmation))
+                 and all(r.verdict in CONFORMING for r in confirmation if r.engine in keep))
     return ReducedFinding(reduced, reduction, confirmation, confirmed, time.monotonic() - t0)

@@ -15,7 +15,7 @@ a float within the tolerance), the verdict's notes say so.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,17 +33,57 @@ from harness.judge.oracle import Oracle
 from harness.judge.runner import Result, RunResults, profile_named, run_case, start_engines
 
 __all__ = ["Answer", "Changed", "Diff", "EngineReplay", "Replay", "diff", "finding_engines",
-           "load_one", "replay", "replay_command", "user_answer"]
+           "engine_arguments", "load_one", "reduce_command", "replay", "replay_command",
+           "user_answer"]
 
 _REFERENCE = "reference"
 
 
-def replay_command(path: str | Path, engines: Sequence[str]) -> str:
+def replay_command(path: str | Path, engines: Sequence[str], pythons: Mapping[str, str] | None = None,
+                   server: Sequence[str] = ()) -> str:
     """The `window-harness replay` command of the case file `path` on the reference
     and `engines`, as one line to paste into a shell: a file name such as
-    `a$(touch x).yaml` is quoted, never run (`core.text.shell_command`)."""
-    names = ",".join(dict.fromkeys([_REFERENCE, *engines]))
-    return shell_command(["window-harness", "replay", str(path), "--engines", names])
+    `a$(touch x).yaml` is quoted, never run (`core.text.shell_command`).
+
+    `pythons`: the interpreter of each ENGINE@LABEL that ran (--engine-python), of
+    which those among `engines` are passed; `server`: the PostgreSQL options the run
+    had (`--postgres-local`, or `--postgres-dsn DSN`), passed when a postgres engine
+    is among `engines`. So the command works as printed."""
+    names = list(dict.fromkeys([_REFERENCE, *engines]))
+    return shell_command(["window-harness", "replay", str(path), *engine_arguments(names, pythons, server)])
+
+
+def reduce_command(path: str | Path, engines: Sequence[str], pythons: Mapping[str, str] | None = None,
+                   server: Sequence[str] = (), out: str | Path | None = None) -> str:
+    """The `window-harness reduce` command of the case file `path` on `engines`
+    (as `replay_command`), writing to `out` when given."""
+    names = list(dict.fromkeys(engines))
+    where = ["--out", str(out)] if out is not None else []
+    return shell_command(["window-harness", "reduce", str(path), *engine_arguments(names, pythons, server),
+                          *where])
+
+
+def engine_arguments(names: Sequence[str], pythons: Mapping[str, str] | None = None,
+                     server: Sequence[str] = ()) -> list[str]:
+    """`--engines NAMES`, then `--engine-python NAME=PATH` for each of `names` in
+    `pythons`, then `server` when one of `names` is a postgres engine."""
+    from harness.engines.registry import engine_class
+
+    words = ["--engines", ",".join(names)]
+    for name in names:
+        if name in (pythons or {}):
+            words += ["--engine-python", f"{name}={pythons[name]}"]  # type: ignore[index]
+    if server and any(_is_postgres(engine_class, n) for n in names):
+        words += list(server)
+    return words
+
+
+def _is_postgres(engine_class, name: str) -> bool:
+    try:
+        cls = engine_class(name)
+    except InvalidInput:
+        return False
+    return (cls.shares_code_with or cls.name).partition("@")[0] == "postgres"
 
 
 # ---------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from harness.cases.case import Case
+from harness.core.text import indented
 from harness.findings.replay import EngineReplay, Replay
 from harness.findings.replay_diff import Changed, Diff
 from harness.findings.show import json_value, show, text_table
@@ -36,7 +37,7 @@ def _write_engine(e: EngineReplay, case: Case, out: TextIO, which: str = "") -> 
     r = e.result
     out.write(f"== {r.engine}{which} {e.version}: {r.verdict.value}\n")
     if r.detail:
-        out.write(f"  detail: {r.detail}\n")
+        out.write(f"  detail: {indented(r.detail, '          ')}\n")
     for note in r.notes:
         out.write(f"  note: {note}\n")
     if e.is_reference:

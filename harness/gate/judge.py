@@ -126,6 +126,9 @@ class ABDifference:
     # `b` is an older release than `a` (by their versions): what it lacks is its
     # age, not a change that broke it.
     b_older: bool = False
+    file: str | None = None  # the case file to replay: the corpus case, or b's finding file
+    reduced: str | None = None  # the reduced case file the gate wrote, when it reduced this one
+    reduction: str = ""  # how the reduction went (`rows 40 -> 3, 812 attempts, 4.9 s, confirmed`)
 
     @property
     def regression(self) -> bool:
@@ -140,7 +143,10 @@ class ABDifference:
     def as_json(self) -> dict:
         return {"source": self.source, "case": self.case_id, "a": self.a, "b": self.b,
                 "a_verdict": self.a_verdict, "b_verdict": self.b_verdict,
-                "regression": self.regression, "b_older": self.b_older, "detail": self.detail}
+                "regression": self.regression, "b_older": self.b_older, "detail": self.detail,
+                "file": shown_path(Path(self.file)) if self.file else None,
+                "reduced": shown_path(Path(self.reduced)) if self.reduced else None,
+                "reduction": self.reduction or None}
 
 
 def ab_pairs(engines: Sequence[str]) -> list[tuple[str, str]]:

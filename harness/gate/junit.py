@@ -24,9 +24,8 @@ from pathlib import Path
 
 from harness.core.errors import InvalidInput
 from harness.core.text import printable
-from harness.findings.replay import replay_command
 from harness.gate.judge import ABDifference, Item
-from harness.gate.run import GateResult
+from harness.gate.run import GateConfig, GateResult
 
 
 def write_junit(result: GateResult, path: Path, invalid: Sequence[InvalidInput] = ()) -> None:
@@ -80,7 +79,7 @@ def _corpus_suite(root: ET.Element, result: GateResult) -> None:
         group, _, name = r.case.rpartition("/")
         case = ET.SubElement(suite, "testcase", classname=f"corpus.{group or 'cases'}",
                              name=f"{name} [{r.engine}]", time=f"{r.seconds:.3f}")
-        _outcome(case, items.get((r.case, r.engine)), regressions.get((r.case, r.engine)))
+        _outcome(case, items.get((r.case, r.engine)), regressions.get((r.case, r.engine)), result.config)
     _close(suite)
 
 
@@ -105,7 +104,7 @@ def _fuzz_suite(root: ET.Element, result: GateResult) -> None:
                                  name=f"case {line['index']} [{engine}]",
                                  time=f"{seconds.get(engine, 0.0):.3f}")
             _outcome(case, occurrences.get((line["index"], engine)),
-                     regressions.get((f"fuzz/{seed}/{line['index']}", engine)))
+                     regressions.get((f"fuzz/{seed}/{line['index']}", engine)), result.config)
     _close(suite)
 
 
@@ -125,14 +124,16 @@ def _regressions(result: GateResult, source: str) -> dict[tuple[str, str], ABDif
     return {(d.case_id, d.b): d for d in result.regressions if d.source == source}
 
 
-def _outcome(case: ET.Element, item: Item | None, regression: ABDifference | None) -> None:
+def _outcome(case: ET.Element, item: Item | None, regression: ABDifference | None,
+             config: GateConfig) -> None:
     if item is not None and item.failed:
         failure = ET.SubElement(case, "failure", message=_one_line(f"{item.verdict}: {item.detail}"),
                                 type=item.verdict)
-        failure.text = _failure_text(item)
+        failure.text = _failure_text(item, config)
     elif regression is not None:
-        ET.SubElement(case, "failure", type="ab-regression", message=_one_line(
+        failure = ET.SubElement(case, "failure", type="ab-regression", message=_one_line(
             f"{regression.b} {regression.b_verdict} where {regression.a} matched: {regression.detail}"))
+        failure.text = _regression_text(regression, config)
     elif item is not None:
         entry = item.entry
         assert entry is not None
@@ -140,7 +141,7 @@ def _outcome(case: ET.Element, item: Item | None, regression: ABDifference | Non
             f"{item.verdict}, explained by {entry.id} ({entry.kind}): {entry.reason}"))
 
 
-def _failure_text(item: Item) -> str:
+def _failure_text(item: Item, config: GateConfig) -> str:
     parts = [f"{item.verdict} on {item.engine}: {item.detail}"]
     if item.signature:
         parts.append(f"signature: {item.signature} (x{item.count})")
@@ -149,7 +150,16 @@ def _failure_text(item: Item) -> str:
     if item.diff:
         parts.append(item.diff.rstrip())
     if item.file:
-        parts.append(f"replay: {replay_command(item.file, [item.engine])}")
+        parts.append(f"replay: {config.replay_command(item.file, item.engine)}")
+    return "\n\n".join(parts)
+
+
+def _regression_text(d: ABDifference, config: GateConfig) -> str:
+    parts = [f"{d.b} {d.b_verdict} where {d.a} matched: {d.detail}"]
+    if d.file:
+        parts.append(f"replay: {config.replay_command(d.file, d.b)}")
+    if d.reduced:
+        parts.append(f"reduced: {d.reduced} ({d.reduction})\nreplay: {config.replay_command(d.reduced, d.b)}")
     return "\n\n".join(parts)
 
 

@@ -15,13 +15,15 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.baseline.known import Baseline, Entry, derived_entries, stale
 from harness.cases.case import Case
+from harness.cases.casefile import SavedCase
 from harness.core.errors import CannotWrite, HarnessError
+from harness.gate import AB_REDUCE_SECONDS, AB_REDUCE_TOTAL
 from harness.gate.judge import (
     ABDifference,
     Explainer,
@@ -41,6 +43,7 @@ if TYPE_CHECKING:  # the campaign is imported when the fuzz part runs
 
 MARKER = "gate.json"
 DIFFS_SHOWN = 5  # failures whose diff is computed (each replays its case)
+MIN_AB_REDUCE_SECONDS = 1.0  # less left than this: the rest stay unreduced
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,31 @@ class GateConfig:
     timeout_seconds: float = 30.0
     batch_size: int = 20
     whole_corpus: bool = True  # the repository's whole corpus ran (for staleness)
+    # The PostgreSQL options the gate ran with (`--postgres-local`, `--postgres-dsn DSN`):
+    # the replay and reduce commands it prints pass them on.
+    postgres_args: tuple[str, ...] = ()
+    # Seconds to reduce the fuzz part's A/B regressions in, all of them together
+    # (each at most AB_REDUCE_SECONDS); 0 reduces none.
+    ab_reduce_seconds: float = AB_REDUCE_TOTAL
+
+    @property
+    def pythons(self) -> dict[str, str]:
+        """The interpreter of each ENGINE@LABEL (--engine-python)."""
+        return {name: o["python"] for name, o in self.engine_options.items() if o.get("python")}
+
+    def replay_command(self, file: str | Path, engine: str) -> str:
+        """The replay command of a case file on the reference and `engine`, as it works."""
+        from harness.findings.replay import replay_command
+
+        return replay_command(file, [engine], self.pythons, self.postgres_args)
+
+    def reduce_command(self, file: str | Path, engine: str, out: str | Path | None = None) -> str:
+        """The reduce command of a case file's finding of `engine` (every engine for the
+        reference's), as it works."""
+        from harness.findings.replay import reduce_command
+
+        engines = list(self.engines) if engine == "reference" else ["reference", engine]
+        return reduce_command(file, engines, self.pythons, self.postgres_args, out)
 
 
 @dataclass
@@ -194,12 +222,18 @@ def _run_gate(config: GateConfig, say: Say, listener: Listener | None, progress:
             _add_fuzz_diffs([i for i in found if i.failed], engines,
                             {str(campaign.out / file): saved.case for file, saved in fuzz_record.saved.items()})
             items += found
-    finally:  # the campaign closed them too; a diff may have restarted one
+        pairs = ab_pairs(list(config.engines))
+        ab = [replace(d, file=_corpus_file(by_id.get(d.case_id)))
+              for d in ab_differences("corpus", _corpus_verdicts(corpus), pairs, versions)]
+        fuzz_ab = [_with_finding(d, occurrences, campaign.out)
+                   for d in ab_differences("fuzz", _fuzz_verdicts(cases, config.seed), pairs, versions)]
+        if fuzz_record is not None:
+            by_file = {str(campaign.out / file): saved for file, saved in fuzz_record.saved.items()}
+            fuzz_ab = reduce_regressions(fuzz_ab, engines, by_file, config.ab_reduce_seconds, say)
+        ab += fuzz_ab
+    finally:  # the campaign closed them too; a diff or a reduction may have restarted one
         for engine in engines:
             engine.close()
-    pairs = ab_pairs(list(config.engines))
-    ab = ab_differences("corpus", _corpus_verdicts(corpus), pairs, versions) + ab_differences(
-        "fuzz", _fuzz_verdicts(cases, config.seed), pairs, versions)
     old = stale(config.baseline, explainer.used, versions, by_id, config.whole_corpus)
     result = GateResult(config, versions, items, old, ab, corpus, summary, cases, occurrences,
                         time.monotonic() - t0, started, corpus_record, fuzz_record)
@@ -207,6 +241,65 @@ def _run_gate(config: GateConfig, say: Say, listener: Listener | None, progress:
     return result
 
 
+
+
+def _corpus_file(case: Case | None) -> str | None:
+    return str(case.path) if case is not None and case.path else None
+
+
+def _with_finding(d: ABDifference, occurrences: Sequence[dict], out: Path) -> ABDifference:
+    """`d` with the finding file of `d.b`'s finding on the fuzz case `d.case_id`
+    (`fuzz/SEED/INDEX`), and its detail when `d` has none (cases.jsonl holds verdicts alone)."""
+    index = d.case_id.rpartition("/")[2]
+    found = next((o for o in occurrences
+                  if o.get("kind", "finding") == "finding" and o.get("engine") == d.b
+                  and str(o.get("case")) == index), None)
+    if found is None:
+        return d
+    return replace(d, file=str(out / found["file"]) if found.get("file") else None,
+                   detail=d.detail or found.get("detail") or "")
+
+
+# -- reducing A/B regressions --------------------------------------------------------
+
+
+def reduce_regressions(differences: Sequence[ABDifference], engines, saved: Mapping[str, SavedCase],
+                       seconds: float, say: Say = lambda text: None) -> list[ABDifference]:
+    """`differences` with each regression's finding reduced (at most AB_REDUCE_SECONDS
+    each, `seconds` for all of them): shrunk while the other build still gives its
+    finding and the released engine still conforms, written beside the finding file
+    (`KEY.reduced.yaml`). A finding shared by several regressions is reduced once.
+    `saved`: the campaign's finding cases, by the file `ABDifference.file` names."""
+    from harness.cases.casefile import save_case
+    from harness.findings.finding import reduce_finding
+
+    deadline = time.monotonic() + seconds
+    done: dict[str, tuple[str | None, str]] = {}
+    todo = [d for d in differences if d.regression and d.file]
+    if todo and seconds > 0:
+        say(f"reducing {len({d.file for d in todo})} A/B regression finding(s), at most {seconds:g} s")
+    for d in todo:
+        assert d.file is not None
+        left = deadline - time.monotonic()
+        if d.file in done or left < MIN_AB_REDUCE_SECONDS:
+            continue
+        file = saved.get(d.file)
+        at_fault = [e for e in engines if e.name == d.b]
+        released = [e for e in engines if e.name == d.a]
+        if file is None or not at_fault or not released or not file.record.get("key"):
+            continue
+        record = file.record
+        outcome = reduce_finding(file.case, record["key"], at_fault, engines, min(AB_REDUCE_SECONDS, left),
+                                 bare=bool((record.get("facts") or {}).get("bare")), conforming=released)
+        path = Path(d.file).with_name(Path(d.file).name.removesuffix(".yaml") + ".reduced.yaml")
+        versions = {e.name: e.version() for e in engines}
+        save_case(outcome.case, path, {**record, **outcome.record(Path(d.file).name, versions),
+                                       "key": record["key"]})
+        rows = sum(t.num_rows for t in file.case.tables.values())
+        done[d.file] = (str(path), f"rows {rows} -> {outcome.rows}, {outcome.reduction.attempts} attempts, "
+                                   f"{outcome.seconds:.1f} s, confirmed: {'yes' if outcome.confirmed else 'NO'}")
+    return [replace(d, reduced=done[d.file][0], reduction=done[d.file][1]) if d.regression and d.file in done
+            else d for d in differences]
 
 
 def _corpus_verdicts(run: RunResults):

@@ -4,11 +4,12 @@ explained, stale entries, A/B differences."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from pathlib import Path
 from typing import TextIO
 
-from harness.findings.replay import replay_command
-from harness.gate.judge import CONFORMING_VALUES, Item
-from harness.gate.run import GateResult
+from harness.core.text import first_line, indented
+from harness.gate.judge import CONFORMING_VALUES, ABDifference, Item
+from harness.gate.run import GateConfig, GateResult
 
 AB_SHOWN = 20
 
@@ -22,13 +23,15 @@ def write_text(result: GateResult, out: TextIO) -> None:
     if failures:
         out.write(f"\nFAILURES: {len(failures)} verdict(s) no baseline entry explains\n")
         for item in failures:
-            _write_failure(item, config.baseline.path, out)
+            _write_failure(item, config, out)
     if regressions:
         out.write(f"\nA/B REGRESSIONS: {len(regressions)} case(s) where the other build fails and "
                   "the released one matched\n")
+        shown: dict[str, str] = {}  # finding file -> the first regression shown with it
         for d in regressions[:AB_SHOWN]:
-            out.write(f"- {d.source} {d.case_id}: {d.a} {d.a_verdict}, {d.b} {d.b_verdict}: "
-                      f"{_short(d.detail)}\n")
+            _write_regression(d, config, out, shown)
+        if len(regressions) > AB_SHOWN:
+            out.write(f"... {len(regressions) - AB_SHOWN} more in gate.json\n")
     _write_explained(result, out)
     if result.ab:
         _write_ab(result, out)
@@ -85,10 +88,34 @@ def _explained_counts(items: list[Item]) -> str:
     return f"{reviewed} known differences, {derived} unsupported as declared"
 
 
-def _write_failure(item: Item, baseline, out: TextIO) -> None:
+def _write_regression(d: ABDifference, config: GateConfig, out: TextIO, shown: dict[str, str]) -> None:
+    out.write(f"- {d.source} {d.case_id}: {d.a} {d.a_verdict}, {d.b} {d.b_verdict}: {_short(first_line(d.detail))}\n")
+    if d.file and d.file in shown:
+        out.write(f"    the same finding as {shown[d.file]} (its file and commands above)\n")
+        return
+    if d.file:
+        shown[d.file] = d.case_id
+        out.write(f"    replay: {config.replay_command(d.file, d.b)}\n")
+    if d.reduced:
+        out.write(f"    reduced: {d.reduced} ({d.reduction})\n")
+        out.write(f"    replay reduced: {config.replay_command(d.reduced, d.b)}\n")
+    elif d.file:
+        out.write(f"    reduce: {config.reduce_command(d.file, d.b, _reduced_out(d.file, d.source, config))}\n")
+
+
+def _reduced_out(file: str, source: str, config: GateConfig) -> Path | None:
+    """Where a printed reduce command writes: beside a fuzz finding's file (its
+    default), under the gate's directory for a corpus case (never into the corpus)."""
+    if source != "corpus":
+        return None
+    return config.out / "reduced" / Path(file).name
+
+
+def _write_failure(item: Item, config: GateConfig, out: TextIO) -> None:
+    baseline = config.baseline.path
     where = f"{item.source} {item.case_id}"
     out.write(f"\n- {where} on {item.engine}: {item.verdict}\n")
-    out.write(f"    detail: {_short(item.detail, 400)}\n")
+    out.write(f"    detail: {indented(item.detail, ' ' * 12)}\n")
     if item.signature:
         out.write(f"    signature: {item.signature} (seen {item.count}x)\n")
     if item.sql:
@@ -96,7 +123,8 @@ def _write_failure(item: Item, baseline, out: TextIO) -> None:
     if item.diff:
         out.write("".join(f"  {line}\n" for line in item.diff.rstrip().splitlines()))
     if item.file:
-        out.write(f"    replay: {replay_command(item.file, [item.engine])}\n")
+        out.write(f"    replay: {config.replay_command(item.file, item.engine)}\n")
+        out.write(f"    reduce: {config.reduce_command(item.file, item.engine, _reduced_out(item.file, item.source, config))}\n")
     case = f"case: {item.case_id}, " if item.source == "corpus" else ""
     out.write(f"    if this difference is expected, add an entry to {baseline} with "
               f"engine: {item.engine.partition('@')[0]} and match: {{{case}verdict: {item.verdict}, ...}}\n")
@@ -132,7 +160,7 @@ def _write_ab(result: GateResult, out: TextIO) -> None:
     for d in result.ab[:AB_SHOWN]:
         mark = " REGRESSION" if d.regression else ""
         out.write(f"  - {d.source} {d.case_id}: {d.a_verdict} -> {d.b_verdict}{mark}"
-                  + (f": {_short(d.detail)}" if d.detail else "") + "\n")
+                  + (f": {_short(first_line(d.detail))}" if d.detail else "") + "\n")
     if len(result.ab) > AB_SHOWN:
         out.write(f"  ... {len(result.ab) - AB_SHOWN} more in gate.json\n")
 

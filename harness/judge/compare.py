@@ -456,13 +456,42 @@ def _attempt_rows(
         by_key[_key_of(row, keys)].append(a)
     for group, need in zip(groups, needs, strict=True):
         key = _key_of(expected.rows[group[0]], keys)
-        diff = matcher.match_group(by_key.pop(key, []), group, need)
+        actual = by_key.pop(key, [])
+        diff = matcher.match_group(actual, group, need)
+        if diff and len(actual) != need:
+            return _moved(diff, matcher, plan, len(rows.rows), actual, group, need), matcher.notes
         if diff:
             return _pinned(diff, matcher, plan, len(rows.rows)), matcher.notes
     if by_key:
         extra = next(iter(by_key.values()))[0]
         return _Diff(f"engine row {matcher._user(rows, extra)} is not in the expected result"), matcher.notes
     return None, matcher.notes
+
+
+def _moved(diff: _Diff, matcher: _Matcher, plan: Plan, count: int, actual: list[int], group: list[int],
+           need: int) -> _Diff:
+    """`diff`, an ORDER BY group of `actual` rows where `need` of `group` were expected, said as
+    what it is. When the answer has every expected row (no LIMIT or OFFSET, as many
+    rows), no row is missing: a value an ORDER BY reads differs and moved its row
+    out of its group. Then the text names it a value difference in an ORDER BY
+    column (which column, which row, when the whole answer matched at once pins
+    it), never a row count."""
+    everything = len(matcher.expected.rows)
+    if plan.limit is not None or plan.offset is not None or count != everything:
+        return diff  # rows may be missing or extra: the count is the difference
+    keys = plan.order_keys or ()
+    names = [matcher.expected.names[k.column] if k.column in matcher.columns else f"#{k.column + 1}"
+             for k in keys]
+    order_by = ", ".join(names)
+    whole = matcher.match_group(list(range(count)), list(range(everything)), everything)
+    if whole is not None and whole.column is not None:
+        where = "ORDER BY column" if whole.column in names else "column"
+        return whole.within(f"a value difference in {where} {whole.column} (ORDER BY {order_by}; "
+                            "it moves its row in the order), not in the row count: ")
+    values = tuple(matcher.expected.rows[group[0]][k.column] for k in keys)
+    return _Diff(f"a value difference in the ORDER BY columns ({order_by}), not in the row count "
+                 f"(the answer has all {everything} rows): {len(actual)} rows hold the ORDER BY values "
+                 f"{values!r} where {need} should ({matcher._show(actual, group)})")
 
 
 def _pinned(diff: _Diff, matcher: _Matcher, plan: Plan, count: int) -> _Diff:

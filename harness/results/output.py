@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TextIO
 
+from harness.core.text import indented
 from harness.judge.compare import PASSING, Verdict
 from harness.judge.runner import Result, RunResults
 
@@ -126,7 +127,7 @@ def _write_details(run: RunResults, out: TextIO, known: Known) -> None:
     out.write("Not passing:\n")
     for r in shown:
         which = " (bare query)" if r.facts.bare else ""
-        out.write(f"- {r.case} on {r.engine}{which}: {r.verdict.value}: {r.detail}\n")
+        out.write(f"- {r.case} on {r.engine}{which}: {r.verdict.value}: {indented(r.detail, '    ')}\n")
         entry = known(r)
         if entry is not None:
             link = f" ({entry.link})" if getattr(entry, "link", None) else ""

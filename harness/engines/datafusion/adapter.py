@@ -15,16 +15,16 @@ from harness.engines.datafusion.dialect import DATAFUSION
 if TYPE_CHECKING:
     import datafusion
 
-_MAX_MESSAGE = 500
 _PREFIX = re.compile(r"^(DataFusion error: )+")
 
 
 
-def short_message(error: BaseException) -> str:
-    """One line: DataFusion chains causes over lines ('... failed / caused by /
-    Arrow error: Cast error: ...'), and the cause is the informative part."""
+def error_message(error: BaseException) -> str:
+    """The whole message on one line: DataFusion chains causes over lines ('...
+    failed / caused by / Arrow error: Cast error: ...'), and the cause is the
+    informative part, so none is cut."""
     text = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
-    return _PREFIX.sub("", text)[:_MAX_MESSAGE] or type(error).__name__
+    return _PREFIX.sub("", text) or type(error).__name__
 
 
 def is_panic(error: BaseException) -> bool:
@@ -128,12 +128,12 @@ class DataFusionEngine(Engine):
         # datafusion-python raises plain Exception/ValueError for every engine
         # error (there is no narrower class), so this is the translation point.
         except Exception as e:
-            raise EngineError(self.name, short_message(e)) from e
+            raise EngineError(self.name, error_message(e)) from e
         except BaseException as e:
             if not is_panic(e):
                 raise
             self._ctx = None  # do not trust a context a panic unwound through
-            raise EngineCrash(self.name, "panic: " + short_message(e)) from e
+            raise EngineCrash(self.name, "panic: " + error_message(e)) from e
 
     def close(self) -> None:
         self._ctx = None

@@ -14,15 +14,13 @@ from harness.engines.duckdb.dialect import DUCKDB
 if TYPE_CHECKING:
     import duckdb
 
-_MAX_MESSAGE = 500
-
-
-
-def short_message(error: BaseException) -> str:
-    """The first line of a DuckDB error ('Binder Error: ...'), without the
-    'LINE 1: ...' context and candidate lists that follow it."""
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    return (lines[0] if lines else type(error).__name__)[:_MAX_MESSAGE]
+def error_message(error: BaseException) -> str:
+    """A DuckDB error whole: its first line ('Binder Error: ...') and what follows
+    (the 'LINE 1: ...' context with its caret, candidate lists), which may hold
+    the cause; blank lines and trailing spaces dropped. Displays that have room
+    for one line show the first (the signature reads it too)."""
+    lines = [line.rstrip() for line in str(error).splitlines() if line.strip()]
+    return "\n".join(lines) or type(error).__name__
 
 
 class DuckDBEngine(Engine):
@@ -72,7 +70,7 @@ class DuckDBEngine(Engine):
             if isinstance(e, (self._duckdb.FatalException, self._duckdb.InternalException)):
                 # DuckDB invalidates the database after these; start afresh.
                 self.close()
-            raise EngineError(self.name, short_message(e)) from e
+            raise EngineError(self.name, error_message(e)) from e
 
     def close(self) -> None:
         if self._con is not None:

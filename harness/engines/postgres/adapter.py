@@ -76,7 +76,6 @@ ENV_DSN = "WINDOW_HARNESS_POSTGRES_DSN"
 NO_SERVER = ("no server: pass --postgres-dsn DSN, set WINDOW_HARNESS_POSTGRES_DSN, or "
              "--postgres-local to start a throwaway local server")
 CONNECT_TIMEOUT = 10  # seconds
-_MAX_MESSAGE = 500
 
 # Session settings: results in UTC, ISO dates, floats with every digit,
 # backslashes in literals taken literally. client_connection_check_interval
@@ -103,15 +102,17 @@ _SCALARS: dict[str, pa.DataType | None] = {
 
 
 
-def short_message(error: BaseException) -> str:
-    """'[SQLSTATE] primary message', without the DETAIL, HINT and LINE context."""
+def error_message(error: BaseException) -> str:
+    """'[SQLSTATE] primary message', then the rest of the server's message as it
+    sent it (the LINE context with its caret, DETAIL, HINT), blank lines dropped."""
     sqlstate = getattr(error, "sqlstate", None)
     diag = getattr(error, "diag", None)
     primary = getattr(diag, "message_primary", None) if diag is not None else None
-    if not primary:
-        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-        primary = lines[0] if lines else type(error).__name__
-    return (f"[{sqlstate}] {primary}" if sqlstate else primary)[:_MAX_MESSAGE]
+    lines = [line.rstrip() for line in str(error).splitlines() if line.strip()]
+    if primary and (not lines or lines[0].strip() != primary.strip()):
+        lines.insert(0, primary)
+    text = "\n".join(lines).strip() or type(error).__name__
+    return f"[{sqlstate}] {text}" if sqlstate else text
 
 
 def where(dsn: str) -> str:
@@ -183,13 +184,13 @@ class PostgresEngine(Engine):
         try:
             con = self._psycopg.connect(dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
         except self._psycopg.Error as e:
-            raise EngineUnavailable(self.name, f"cannot connect to {where(dsn)}: {short_message(e)}") from None
+            raise EngineUnavailable(self.name, f"cannot connect to {where(dsn)}: {error_message(e)}") from None
         try:
             self._prepare_session(con)
         except self._psycopg.Error as e:
             con.close()
             raise EngineUnavailable(self.name, f"cannot prepare a session on {where(dsn)} "
-                                    f"(settings, schema {self._schema}): {short_message(e)}") from None
+                                    f"(settings, schema {self._schema}): {error_message(e)}") from None
         return con
 
     def _prepare_session(self, con: psycopg.Connection) -> None:
@@ -232,7 +233,7 @@ class PostgresEngine(Engine):
                          for d in description], rows)
 
     def _translate(self, error: Exception) -> EngineError:
-        message = short_message(error)
+        message = error_message(error)
         if self._con is None or self._con.broken or self._con.closed:
             self._con, self._loaded = None, {}  # the next query connects afresh
             return EngineCrash(self.name, f"lost the connection: {message}")

@@ -26,7 +26,13 @@ from harness.core.errors import EngineCrash, EngineError, EngineUnavailable
 from harness.engines.base import Engine, library_missing
 from harness.engines.spark.connect import arrow_frame, is_connect_url, open_session, session_lost
 from harness.engines.spark.dialect import SPARK
-from harness.engines.spark.jvm import LAUNCH_CONF, log4j_file, require_java, short_message
+from harness.engines.spark.jvm import (
+    LAUNCH_CONF,
+    error_message,
+    log4j_file,
+    require_java,
+    short_message,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -275,7 +281,7 @@ def _translated(engine: str, remote: bool = False) -> Iterator[None]:
     except (PySparkException, Py4JJavaError) as e:  # Spark threw: a query error, unless...
         if remote and session_lost(e):  # ...the Connect server (or our session) is gone
             raise EngineCrash(engine, f"Spark Connect server gone: {short_message(e)}") from e
-        raise EngineError(engine, short_message(e)) from e
+        raise EngineError(engine, error_message(e)) from e
     except (Py4JError, ConnectionError) as e:  # the link to the JVM (or server) broke
         if remote:
             raise EngineCrash(engine, f"Spark Connect server gone: {short_message(e)}") from e

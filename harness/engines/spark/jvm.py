@@ -16,8 +16,6 @@ import tempfile
 
 from harness.core.errors import EngineUnavailable
 
-_MAX_MESSAGE = 500
-
 # Only for a JVM the harness launches: its own, or a local Connect server (not a remote one).
 LAUNCH_CONF = {
     "spark.ui.enabled": "false",
@@ -65,10 +63,11 @@ _GRPC_DETAILS = re.compile(r'^\s*details = "(.*)"\s*$', re.MULTILINE)
 
 def short_message(error: BaseException) -> str:
     """The first line of a Spark error, with its error class and without the
-    query position, the '== SQL ==' excerpt, the plan or the JVM stack trace."""
+    query position, the '== SQL ==' excerpt, the plan or the JVM stack trace:
+    for messages about the session (it did not start, its server is gone)."""
     rpc = _GRPC_DETAILS.search(str(error))
     if rpc and str(error).lstrip().startswith("<_"):
-        return rpc.group(1)[:_MAX_MESSAGE]
+        return rpc.group(1)
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     # A Py4JJavaError reads "An error occurred while calling o33.sql. / : <java exception>".
     java = [line[2:] for line in lines if line.startswith(": ")]
@@ -76,4 +75,27 @@ def short_message(error: BaseException) -> str:
     condition = getattr(error, "getCondition", lambda: None)()
     if condition and f"[{condition}]" not in text:
         text = f"[{condition}] {text}"
-    return text[:_MAX_MESSAGE]
+    return text
+
+
+_STACK = re.compile(r"^\s*(at [\w$.<>]+\(|JVM stacktrace:|\.\.\. \d+ more)")
+
+
+def error_message(error: BaseException) -> str:
+    """A query's error whole: `short_message`'s line, then the '== SQL ==' excerpt
+    with its caret where Spark gives one, up to the JVM stack trace. The analyzed
+    plan Spark appends is left out: its expression ids (`v#2L`) change from run
+    to run, and it repeats the query."""
+    first = short_message(error)
+    if str(error).lstrip().startswith("<_"):  # a gRPC call's repr: its details are all
+        return first
+    raw = [line.rstrip() for line in str(error).splitlines() if line.strip()]
+    start = next((i for i, line in enumerate(raw) if line.lstrip().startswith("== SQL")), None)
+    if start is None:
+        return first
+    rest = []
+    for line in raw[start:]:
+        if _STACK.match(line):
+            break
+        rest.append(line)
+    return "\n".join([first, *rest])

@@ -27,8 +27,6 @@ from harness.core.types import TypeKind, from_arrow
 from harness.engines.base import Engine, reload_tables
 from harness.engines.sqlite.dialect import NAN_DATA, OTHER_DATA, SQLITE, UNREPRESENTABLE_DATA
 
-_MAX_MESSAGE = 500
-
 # Arrow types whose values SQLite cannot hold as they are.
 _UNREPRESENTABLE = [
     (pa.types.is_decimal, UNREPRESENTABLE_DATA[TypeKind.DECIMAL]),
@@ -39,9 +37,10 @@ _UNREPRESENTABLE = [
 ]
 
 
-def short_message(error: BaseException) -> str:
+def error_message(error: BaseException) -> str:
+    """SQLite's message whole (one line as a rule), blank lines dropped."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    return (lines[0] if lines else type(error).__name__)[:_MAX_MESSAGE]
+    return "\n".join(lines) or type(error).__name__
 
 
 def check_representable(tables: Mapping[str, pa.Table]) -> None:
@@ -125,7 +124,7 @@ class SQLiteEngine(Engine):
         except (sqlite3.Error, sqlite3.Warning) as e:
             if isinstance(e, sqlite3.OperationalError) and time.monotonic() > deadline:
                 raise EngineTimeout(self.name, f"did not answer within {QUERY_SECONDS:g} s; interrupted") from e
-            raise EngineError(self.name, short_message(e)) from e
+            raise EngineError(self.name, error_message(e)) from e
         finally:
             con.set_progress_handler(None, PROGRESS_STEPS)
         names = [d[0] for d in cursor.description or ()]
