@@ -144,8 +144,13 @@ RELEASES = (
     ),
     Release(
         "<40", "36.0.0 and older: 'Null treatment in aggregate functions is not supported: IGNORE "
-        "NULLS'; OVER (w ORDER BY ...) is a parser error ('Expected ROWS, RANGE, GROUPS, found: w')",
+        "NULLS'; OVER (w ORDER BY ...) is a parser error ('Expected ROWS, RANGE, GROUPS, found: w'); "
+        "array_agg(v) OVER (...) is a parser error ('Expected end of statement, found: (': declared "
+        "missing as a whole, though it aggregates under GROUP BY); CAST('2024-01-02 10:30:00' AS "
+        "DATE) is an error ('Cannot cast string ... to value of Date32 type'; 40.1.0 reads the date)",
         lacks=frozenset({Feature.IGNORE_NULLS, Feature.NAMED_WINDOW_REFINEMENT}),
+        missing_functions=frozenset({"array_agg"}),
+        semantics={"date_from_string": DateFromString.STRICT},
     ),
     Release(
         "<36", "33.0.0: 'Invalid function 'string_agg''; an interval result: 'The datatype "
