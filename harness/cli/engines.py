@@ -53,6 +53,8 @@ def _report_build(name: str, options: dict) -> None:
         version = engine.version()
         released = engine_class(name).dialect
         print(f"\n{name} {version} (interpreter {options.get('python')})")
+        for what, how in engine.probed().items():
+            print(f"  {what}: {how}")
         rows = released.releases_for(version)
         if not rows:
             print("  judged as the current release: its dialect's tables hold for this version")

@@ -107,6 +107,12 @@ class Engine(ABC):
     def version(self) -> str:
         """The engine's version string, e.g. '2.0.0'."""
 
+    def probed(self) -> dict[str, str]:
+        """What the adapter found this build offers, where it had to probe rather
+        than assume the current API (`window-harness engines --engine-python`
+        shows it): what -> how, e.g. {"version": "the package's"}."""
+        return {}
+
     def render(self, query: Query) -> str:
         """The SQL this engine runs for `query`; raises Unsupported when it cannot."""
         from harness.sql.writer import write

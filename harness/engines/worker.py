@@ -70,7 +70,7 @@ class Channel(Protocol):
 class WorkerEngine(Engine):
     """An adapter in a worker process; see the module docstring.
 
-    A worker answers ("ready", version) once its engine has started, or
+    A worker answers ("ready", version, probed) once its engine has started, or
     ("unavailable", reason) / ("failed", reason); then one reply per ("run",
     tables, sql) until ("close",) (see `serve`).
     """
@@ -87,6 +87,7 @@ class WorkerEngine(Engine):
         self._process: Worker | None = None
         self._conn: Channel | None = None
         self._version: str | None = None
+        self._probed: dict[str, str] = {}
 
     @abstractmethod
     def _spawn(self) -> tuple[Worker, Channel]:
@@ -107,6 +108,7 @@ class WorkerEngine(Engine):
             raise self._unavailable(reply[1] if reply[0] == "unavailable"
                                     else f"its worker failed to start: {reply[1:]}")
         self._version = reply[1]
+        self._probed = dict(reply[2]) if len(reply) > 2 else {}
         # Rendering happens here, in the caller's process: in the dialect of the
         # release the worker runs, so a build is judged by what it supports.
         self.dialect = (self.released_dialect or type(self).dialect).at(self._version)
@@ -115,6 +117,10 @@ class WorkerEngine(Engine):
         if self._version is None:
             self.start()
         return self._version or "?"
+
+    def probed(self) -> dict[str, str]:
+        self.version()
+        return dict(self._probed)
 
     def close(self) -> None:
         if self._conn is not None and self._process is not None and self._process.is_alive():
@@ -201,7 +207,7 @@ def serve(conn: Channel, make_engine: Callable[[], Engine]) -> None:
     try:
         engine = make_engine()
         engine.start()
-        conn.send(("ready", engine.version()))
+        conn.send(("ready", engine.version(), engine.probed()))
     except EngineUnavailable as e:
         conn.send(("unavailable", str(e)))
         return

@@ -42,20 +42,20 @@ def batches(table: pa.Table) -> list[pa.RecordBatch]:
     return table.to_batches() or [pa.RecordBatch.from_pylist([], schema=table.schema)]
 
 
-def arrow_table(frame: datafusion.DataFrame) -> pa.Table:
-    """The frame's result as one Arrow table. On DataFusion 49 and 50,
-    `to_arrow_table()` refuses a result whose batches are declared NOT NULL
-    where the plan's schema is nullable (measured: `SELECT version()`, "Schema
-    at index 0 was different"); the batches are then taken under the plan's
-    schema, which only relaxes nullability."""
+def arrow_table(frame: datafusion.DataFrame) -> tuple[pa.Table, bool]:
+    """The frame's result as one Arrow table, and whether `collect()` had to read
+    it. On DataFusion 49 and 50, `to_arrow_table()` refuses a result whose
+    batches are declared NOT NULL where the plan's schema is nullable (measured:
+    `SELECT version()`, "Schema at index 0 was different"); the batches are then
+    taken under the plan's schema, which only relaxes nullability."""
     try:
-        return frame.to_arrow_table()
+        return frame.to_arrow_table(), False
     except pa.ArrowInvalid as e:
         if "was different" not in str(e):
             raise
     schema = frame.schema()
-    return pa.Table.from_batches([pa.RecordBatch.from_arrays(b.columns, schema=schema) for b in frame.collect()],
-                                 schema=schema)
+    batches = [pa.RecordBatch.from_arrays(b.columns, schema=schema) for b in frame.collect()]
+    return pa.Table.from_batches(batches, schema=schema), True
 
 
 class DataFusionEngine(Engine):
@@ -76,6 +76,7 @@ class DataFusionEngine(Engine):
         self._ctx: datafusion.SessionContext | None = None
         self._registered: dict[str, pa.Table] = {}
         self._version: str | None = None
+        self._probed: dict[str, str] = {"results": "to_arrow_table()"}
         # The release's own features and semantics: judged by what it supports.
         self.dialect = DATAFUSION.at(str(self._datafusion.__version__))
 
@@ -85,8 +86,8 @@ class DataFusionEngine(Engine):
     def version(self) -> str:
         # The Rust core's version (what decides behaviour) can be ahead of the
         # Python binding's: datafusion-python 55.0.0 reports core 55.2.0.
-        # Releases before 34 have no version() (measured on 33: "Invalid
-        # function 'version'"); their binding's version is the core's.
+        # Releases before 43 have no version() (measured on 33, 36 and 40.1:
+        # "Invalid function 'version'"); their binding's version is the core's.
         if self._version is None:
             try:
                 text = self._collect("SELECT version() AS v").column(0)[0].as_py()
@@ -94,7 +95,13 @@ class DataFusionEngine(Engine):
                 text = ""
             match = re.search(r"DataFusion (\S+?),", text)
             self._version = match.group(1) if match else str(self._datafusion.__version__)
+            self._probed["version"] = ("SELECT version() (the Rust core's)" if match else
+                                       "the datafusion package's (this release has no version())")
         return self._version
+
+    def probed(self) -> dict[str, str]:
+        self.version()
+        return dict(self._probed)
 
     def _context(self) -> datafusion.SessionContext:
         if self._ctx is None:
@@ -124,7 +131,11 @@ class DataFusionEngine(Engine):
     def _collect(self, sql: str) -> pa.Table:
         ctx = self._context()
         try:
-            return arrow_table(ctx.sql(sql))
+            table, collected = arrow_table(ctx.sql(sql))
+            if collected:
+                self._probed["results"] = ("collect() where to_arrow_table() refuses a batch's "
+                                           "nullability (DataFusion 49 and 50)")
+            return table
         # datafusion-python raises plain Exception/ValueError for every engine
         # error (there is no narrower class), so this is the translation point.
         except Exception as e:
