@@ -266,3 +266,11 @@ def test_an_error_pattern_reads_the_typed_difference_never_a_column_name(tmp_pat
     # A difference recorded without facts (an older results directory) is not read out of its text.
     assert not entry.explains(Observation("edge/x", "duckdb", "mismatch",
                                           detail="column v: engine 0.0, expected nan"))
+
+
+def test_every_upstream_bug_entry_says_the_versions_it_was_observed_on():
+    baseline = load_baseline(DEFAULT_PATH)
+    assert [e.id for e in baseline.unranged] == []
+    for entry in baseline.entries:
+        if entry.kind == "upstream-bug":
+            assert entry.versions is not None, entry.id

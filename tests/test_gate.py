@@ -110,7 +110,31 @@ def test_stale_entries_are_listed_and_fail_under_strict(tmp_path, capsys):
     assert "STALE baseline entries: 1" in out and "never-seen (datafusion, upstream-bug)" in out
     assert "not-this-engine" not in out.split("STALE")[1]
     assert main(_gate(tmp_path, *args, "--strict-baseline")) == 1
-    assert "gate: FAIL (1 stale baseline entry)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "gate: FAIL (1 stale baseline entry)" in out
+    # None of the three says which versions it was observed on: --strict-baseline warns of each.
+    warning = out.split("WARNING: 3 upstream-bug entries say no `versions:`")[1].split("results:")[0]
+    assert all(name in warning for name in ("negzero", "never-seen", "not-this-engine"))
+
+
+def test_an_entry_explains_only_the_versions_it_was_observed_on(tmp_path, capsys):
+    """An upstream-bug entry observed on other releases of the engine does not
+    explain this release's difference: it fails the gate, as no entry at all would."""
+    path = tmp_path / "baseline.yaml"
+
+    def gate_with(versions: str) -> int:
+        path.write_text(yaml.safe_dump({"entries": [
+            {"id": "negzero", "engine": "datafusion", "versions": versions, "kind": "upstream-bug",
+             "link": "https://example.org/negzero", "reason": "-0.0 is not 0.0",
+             "match": {"feature": "data.negative-zero", "verdict": "mismatch"}}]}), encoding="utf-8")
+        return main(_gate(tmp_path, "--engines", "reference,datafusion", "--corpus", SPECIAL,
+                          "--budget-seconds", "0", "--baseline", str(path)))
+
+    assert gate_with(">=50,<1000") == 0
+    capsys.readouterr()
+    assert gate_with("<50") == 1  # observed on older releases only
+    assert "FAILURES" in capsys.readouterr().out
+    assert gate_with(">=1000") == 1  # observed on newer releases only
 
 
 @pytest.mark.parametrize(("args", "message"), [
