@@ -36,7 +36,7 @@ OUT_OF_RANGE = [
     ("fuzz", "--bare-share", "1.01"), ("fuzz", "--large-share", "-0.5"), ("fuzz", "--profile-share", "2"),
     ("fuzz", "--thread-share", "nan"),
     ("gate", "--budget-seconds", "-1"), ("gate", "--budget-cases", "-1"), ("gate", "--seed", "-1"),
-    ("gate", "--timeout", "0"), ("gate", "--timeout", "inf"),
+    ("gate", "--timeout", "0"), ("gate", "--timeout", "inf"), ("gate", "--ab-reduce-seconds", "-1"),
     ("reduce", "--seconds", "0"), ("reduce", "--seconds", "-2"),
 ]
 

@@ -476,7 +476,12 @@ class Shard:
         from harness.judge.instrument import instrument
         from harness.judge.profile_compare import profile_disagreements
 
-        implementations = {e.name: e.implementation for e in self.engines if not e.is_reference}
+        from harness.engines.registry import label_of
+
+        # One build's profiles are compared; another build (`duckdb@candidate`, an
+        # older release) may answer otherwise by right: the gate's A/B lists that.
+        implementations = {e.name: f"{e.implementation}@{label_of(e.name) or ''}"
+                           for e in self.engines if not e.is_reference}
         if len(set(implementations.values())) == len(implementations):
             return []  # no engine runs under two profiles
         def disagreements(results: list[Result]) -> list:
