@@ -135,6 +135,10 @@ class Bisector:
             self._probes[key] = (shown, reference)
         return self._probes[key][0]
 
+    def _same_ends(self, case: Case) -> bool:
+        start, end = (self._probes[(case.id, v)][0] for v in (self.versions[0], self.versions[-1]))
+        return start is not None and end is not None and start.result.verdict == end.result.verdict
+
     def bisect(self, case: Case) -> CaseBisect:
         ends = {self.versions[0], self.versions[-1]}
 
@@ -151,9 +155,13 @@ class Bisector:
                    ) -> list[CaseBisect]:
         """Each case bisected; every case runs on the range's start first, then on its
         end, so only two releases are started before the searches begin."""
-        for version in (self.versions[0], self.versions[-1]):
+        ends = (self.versions[0], self.versions[-1])
+        # Under --scan every release runs every case whose ends agree: release by
+        # release, so each release's engine starts once.
+        for version in (*ends, *(self.versions[1:-1] if self.scan else ())):
             for case in cases:
-                self.probe(case, version, required=True)
+                if version in ends or self._same_ends(case):
+                    self.probe(case, version, required=version in ends)
         out = []
         for i, case in enumerate(cases):
             if progress:

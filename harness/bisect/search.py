@@ -51,14 +51,10 @@ def parse_versions(text: str, known: Sequence[str], engine: str) -> list[str]:
 def _index(version: str, order: list[str], engine: str) -> int:
     if version in order:
         return order.index(version)
-    near = sorted(order, key=lambda v: _distance(v, version))[:3]
-    raise InvalidInput(f"{version!r} is not a release of {engine} (nearest: "
-                       f"{', '.join(sorted(near, key=release_key))})", OPTION)
-
-
-def _distance(a: str, b: str) -> tuple:
-    x, y = release_key(a)[0], release_key(b)[0]
-    return tuple(abs(p - q) for p, q in zip(x, y, strict=True))
+    after = sum(release_key(v) < release_key(version) for v in order)
+    near = order[max(after - 2, 0):after + 2]
+    raise InvalidInput(f"{version!r} is not a release of {engine} (the releases around it: "
+                       f"{', '.join(near)})", OPTION)
 
 
 @dataclass

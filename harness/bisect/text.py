@@ -75,7 +75,7 @@ def write_table(found: Sequence[CaseBisect], out: TextIO) -> None:
     changed = [b for b in found if b.search.status != SAME]
     out.write(f"{len(changed)} of {len(found)} cases change verdict between {first} and {last}\n")
     for b in found:
-        if b.search.status == SKIPPED:
+        if b.search.status == SKIPPED or (b.search.status == SAME and b.search.changes()):
             out.write(f"  {b.case.id}: {summary(b)}\n")
 
 
@@ -93,6 +93,7 @@ def to_json(b: CaseBisect) -> dict:
         "last": s.last,
         "first": s.first,
         "skipped": s.skipped,
+        "changes": [{"last": a, "first": b_} for a, b_ in s.changes()],
         "probes": [{"version": v, "verdict": s.verdicts[v]} for v in s.versions if v in s.verdicts],
         "answers": {v: engine_json(r) for v, r in b.probes.items()
                     if r is not None and v in (s.last, s.first)},
