@@ -238,13 +238,13 @@ def test_bisect_finds_the_release_where_corr_of_one_pair_became_nan():
 def test_bisect_of_a_directory_prints_a_table_of_first_bad_releases(tmp_path):
     """Two cases over four releases (installed when missing): one changes at 1.2.0,
     the other agrees at both ends."""
-    for name in ("stats_rows.yaml", "count_if_rows.yaml"):
-        (tmp_path / name).write_bytes((REPO / "cases" / "functions" / name).read_bytes())
+    for path in (STATS_ROWS, REPO / "cases" / "value" / "nth_value_zero.yaml"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
     versions = ("1.1.0", "1.1.3", "1.2.0", "1.2.1")
     pythons = [f"--engine-python={v}={_python_of(v)}" for v in versions]
     done = _bisect(str(tmp_path), "--engine", "duckdb", "--versions", ",".join(versions), *pythons)
     assert done.returncode == 0, done.stderr
-    rows = {line.split()[0]: line.split() for line in done.stdout.splitlines() if line.startswith(("stats", "count"))}
+    rows = {line.split()[0]: line.split() for line in done.stdout.splitlines() if line.startswith(("stats", "nth"))}
     assert rows["stats_rows"][1:] == ["match", "mismatch", "regression", "1.1.3", "1.2.0"]
-    assert rows["count_if_rows"][1:] == ["match", "match", "-", "-", "-"]
-    assert "1 of 2 cases change verdict between 1.1.0 and 1.2.1" in done.stdout
+    assert "nth_value_zero" not in rows
+    assert "1 of 2 cases change verdict between 1.1.0 and 1.2.1; the other 1 have one verdict" in done.stdout

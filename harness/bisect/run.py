@@ -159,9 +159,10 @@ class Bisector:
         # Under --scan every release runs every case whose ends agree: release by
         # release, so each release's engine starts once.
         for version in (*ends, *(self.versions[1:-1] if self.scan else ())):
-            for case in cases:
-                if version in ends or self._same_ends(case):
-                    self.probe(case, version, required=version in ends)
+            todo = [c for c in cases if version in ends or self._same_ends(c)]
+            self.releases.say(f"{self.releases.engine} {version}: running {len(todo)} case(s)")
+            for case in todo:
+                self.probe(case, version, required=version in ends)
         out = []
         for i, case in enumerate(cases):
             if progress:

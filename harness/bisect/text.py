@@ -62,21 +62,25 @@ def write_case(b: CaseBisect, out: TextIO) -> None:
 
 
 def write_table(found: Sequence[CaseBisect], out: TextIO) -> None:
+    """The cases whose verdict changes (at the ends, or in between under --scan), one
+    row each; the others are counted."""
     if not found:
         return
     s = found[0].search
     first, last = s.versions[0], s.versions[-1]
-    rows = [[b.case.id, b.search.start or "", b.search.end or "", b.change or "-",
-             b.search.last or "-", b.search.first or "-"] for b in found]
-    header = ["case", first, last, "change", "last good", "first bad"]
-    out.writelines(f"{line}\n" for line in text_table(header, rows, ""))
-    out.write("\n(last good / first bad: the last release with the verdict of "
-              f"{first}, the first with another; for a fix, the other way round)\n")
     changed = [b for b in found if b.search.status != SAME]
-    out.write(f"{len(changed)} of {len(found)} cases change verdict between {first} and {last}\n")
-    for b in found:
-        if b.search.status == SKIPPED or (b.search.status == SAME and b.search.changes()):
-            out.write(f"  {b.case.id}: {summary(b)}\n")
+    scanned = [b for b in found if b.search.status == SAME and b.search.changes()]
+    if changed:
+        rows = [[b.case.id, b.search.start or "", b.search.end or "", b.change or "-",
+                 b.search.last or "-", b.search.first or "-"] for b in changed]
+        header = ["case", first, last, "change", "last good", "first bad"]
+        out.writelines(f"{line}\n" for line in text_table(header, rows, ""))
+        out.write("(last good / first bad: the last release with the verdict of "
+                  f"{first}, the first with another; for a fix, the other way round)\n\n")
+    out.write(f"{len(changed)} of {len(found)} cases change verdict between {first} and {last}; "
+              f"the other {len(found) - len(changed)} have one verdict at both ends\n")
+    for b in [*scanned, *(b for b in changed if b.search.status == SKIPPED)]:
+        out.write(f"  {b.case.id}: {summary(b)}\n")
 
 
 def to_json(b: CaseBisect) -> dict:
