@@ -66,7 +66,7 @@ class Releases:
         reported = engine.version()
         self.versions[version] = reported
         if not _same_release(version, reported):
-            self.say(f"warning: {self.engine}@{version} ({python}) reports version {reported}")
+            self.say(f"note: {self.engine}@{version} ({python}) reports version {reported}")
         self._live[version] = engine
         while len(self._live) > _LIVE:
             self._live.popitem(last=False)[1].close()
