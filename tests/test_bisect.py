@@ -16,6 +16,7 @@ from harness.bisect.search import FOUND, SAME, SKIPPED, parse_versions, search
 from harness.core.errors import EngineUnavailable, InvalidInput
 from harness.engines.releases import (
     ENV_CACHE,
+    env_dir,
     environment,
     package_of,
     parse_pip_versions,
@@ -146,6 +147,24 @@ def test_a_change_next_to_a_release_that_cannot_run_is_an_interval():
 
 
 # -- environments ----------------------------------------------------------------------
+
+
+def test_an_environment_with_the_layout_is_used_as_it_is(tmp_path, monkeypatch):
+    """`PACKAGE-VERSION/` holding the release's dist-info and pyarrow's is ready, made by
+    hand or by an earlier command; one without the release is not."""
+    monkeypatch.setenv(ENV_CACHE, str(tmp_path))
+    env = tmp_path / "duckdb-1.0.0"
+    site = env / "lib" / "python3.11" / "site-packages"
+    (env / "bin").mkdir(parents=True)
+    (env / "bin" / "python").symlink_to(sys.executable)
+    for dist in ("duckdb-1.0.0.dist-info", "pyarrow-26.0.1.dist-info"):
+        (site / dist).mkdir(parents=True)
+    lines: list[str] = []
+    assert environment("duckdb", "1.0.0", say=lines.append) == env / "bin" / "python"
+    assert lines == []  # nothing installed
+    monkeypatch.setenv(ENV_CACHE, "")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert env_dir("spark", "3.5.9") == tmp_path / "xdg" / "window-harness" / "envs" / "pyspark-3.5.9"
 
 
 def test_a_release_that_cannot_be_installed_names_engine_and_version(tmp_path, monkeypatch):
