@@ -24,16 +24,16 @@ def write_text(rep: Replay, out: TextIO) -> None:
     out.write(f"  {case.description}\n")
     for e in rep.engines:
         out.write("\n")
-        _write_engine(e, case, out)
+        write_engine(e, case, out)
         if e.bare is not None:
             out.write("\n")
-            _write_engine(e.bare, case, out, " (bare query: as written, no hidden columns)")
+            write_engine(e.bare, case, out, " (bare query: as written, no hidden columns)")
     out.write("\n")
     out.write("PASS: every verdict is match or unsupported\n" if rep.passed else
               "FAIL: some verdicts are neither a match, a rejection the definition requires, nor unsupported\n")
 
 
-def _write_engine(e: EngineReplay, case: Case, out: TextIO, which: str = "") -> None:
+def write_engine(e: EngineReplay, case: Case, out: TextIO, which: str = "") -> None:
     r = e.result
     out.write(f"== {r.engine}{which} {e.version}: {r.verdict.value}\n")
     if r.detail:
@@ -96,11 +96,11 @@ def to_json(rep: Replay) -> dict:
         "path": str(case.path) if case.path else None,
         "description": case.description,
         "passed": rep.passed,
-        "engines": [_engine_json(e) for e in rep.engines],
+        "engines": [engine_json(e) for e in rep.engines],
     }
 
 
-def _engine_json(e: EngineReplay) -> dict:
+def engine_json(e: EngineReplay) -> dict:
     r = e.result
     doc = {
         "engine": r.engine,
@@ -115,7 +115,7 @@ def _engine_json(e: EngineReplay) -> dict:
         "diff": None,
     }
     if e.bare is not None:
-        doc["bare"] = _engine_json(e.bare)
+        doc["bare"] = engine_json(e.bare)
     d = e.diff
     if d is not None:
         doc["diff"] = {
