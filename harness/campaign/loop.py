@@ -473,10 +473,9 @@ class Shard:
     def _profile_disagreements(self, case, results: list[Result]) -> list:
         """Profiles of one engine that answered differently, where the standard fixes
         the answer (`harness.judge.profile_compare`), confirmed by running both alone."""
+        from harness.engines.registry import label_of
         from harness.judge.instrument import instrument
         from harness.judge.profile_compare import profile_disagreements
-
-        from harness.engines.registry import label_of
 
         # One build's profiles are compared; another build (`duckdb@candidate`, an
         # older release) may answer otherwise by right: the gate's A/B lists that.
