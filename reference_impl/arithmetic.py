@@ -13,6 +13,7 @@ from decimal import Decimal
 
 from harness.core.errors import EvaluationError
 from harness.core.model import BinaryOperator
+from harness.core.semantics import DivisionByZero
 from harness.core.types import SqlType, TypeKind
 from reference_impl.numeric import (
     check_integer,
@@ -22,11 +23,14 @@ from reference_impl.numeric import (
     trunc_div,
     trunc_mod,
 )
+from reference_impl.profile import active_profile
 
 
 def apply_arithmetic(op: BinaryOperator, a: object, b: object, t: SqlType) -> object:
     """`a op b` for non-NULL numbers, computed in the result type `t`."""
     if op in (BinaryOperator.DIV, BinaryOperator.MOD) and b == 0:
+        if active_profile().division_by_zero is DivisionByZero.NULL:
+            return None
         raise EvaluationError("division by zero")
     if t.is_float:
         result = _FLOAT_OPS[op](float(a), float(b))  # type: ignore[arg-type]

@@ -17,7 +17,7 @@ from fractions import Fraction
 
 from harness.core import types as T
 from harness.core.errors import EvaluationError, ReferenceGap
-from harness.core.semantics import DateFromString
+from harness.core.semantics import DateFromString, InvalidString
 from harness.core.types import SqlType, TypeKind
 from reference_impl.numeric import check_integer, fit_decimal, to_float32
 from reference_impl.profile import active_profile
@@ -27,9 +27,35 @@ def cast_value(value: object, target: SqlType) -> object:
     """`CAST(value AS target)`; NULL casts to NULL."""
     if value is None:
         return None
+    if isinstance(value, str) and active_profile().invalid_string_cast is InvalidString.NULL:
+        return _string_or_null(value, target)
+    return _convert(value, target)
+
+
+def _convert(value: object, target: SqlType) -> object:
     if target.is_integer:
         return _to_integer(value, target)
     return _CONVERTERS[target.kind](value, target)
+
+
+def _string_or_null(text: str, target: SqlType) -> object:
+    """A string cast that gives NULL where it cannot read the string (InvalidString.NULL)."""
+    try:
+        return _convert(text, target)
+    except EvaluationError:
+        if target.is_integer and _parses_as(text, Decimal):
+            # Spark without ANSI mode reads '1.5' AS INTEGER as 1, and one past the
+            # type's range wraps: not a NULL, and not computed here.
+            raise ReferenceGap(f"CAST of {text!r} to {target} without ANSI mode") from None
+        return None
+
+
+def _parses_as(text: str, kind: Callable[[str], object]) -> bool:
+    try:
+        _parse_number(text, kind)
+    except EvaluationError:
+        return False
+    return True
 
 
 def _to_integer(value: object, t: SqlType) -> int:

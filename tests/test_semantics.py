@@ -16,7 +16,9 @@ from harness.core.semantics import (
     AvgType,
     DateFromString,
     DatetimeVsString,
+    DivisionByZero,
     IntegerDivision,
+    InvalidString,
     NthValueBelowOne,
     Overflow,
     StringAggArgument,
@@ -62,6 +64,39 @@ def test_a_decimal_sum_past_38_digits_raises_or_has_no_limit():
         evaluate(sql, table)
     got = evaluate(sql, table, profile=replace(STANDARD, decimal_sum_overflow=Overflow.WIDEN)).table
     assert got.column("s").to_pylist() == [Decimal("1" + "9" * 37 + "8")]  # 39 digits: decimal256
+
+
+def test_division_by_zero_raises_or_is_null():
+    sql = "SELECT id, 7 / (id - 2) AS q FROM t ORDER BY id ASC"
+    with pytest.raises(EvaluationError, match="division by zero"):
+        _column(sql)
+    as_null = replace(STANDARD, division_by_zero=DivisionByZero.NULL, integer_division=IntegerDivision.TO_DOUBLE)
+    assert _column(sql, as_null) == [-7.0, None, 7.0]
+    assert _column("SELECT id, 7 % (id - 2) AS q FROM t ORDER BY id ASC", as_null) == [0, None, 0]
+
+
+@pytest.mark.parametrize(("cast", "standard_error"), [
+    ("CAST('x' AS INTEGER)", "invalid number"),
+    ("CAST('x' AS DOUBLE PRECISION)", "invalid number"),
+    ("CAST('not a date' AS DATE)", "invalid date"),
+    ("CAST('x' AS TIMESTAMP)", "invalid timestamp"),
+])
+def test_a_string_that_does_not_cast_raises_or_is_null(cast, standard_error):
+    sql = f"SELECT id, {cast} AS x FROM t ORDER BY id ASC"
+    with pytest.raises(EvaluationError, match=standard_error):
+        _column(sql)
+    assert _column(sql, replace(STANDARD, invalid_string_cast=InvalidString.NULL)) == [None] * 3
+
+
+def test_without_ansi_mode_a_comparison_with_a_string_that_is_no_date_is_null():
+    spark35 = get_dialect("spark").at("3.5.9").semantics
+    sql = "SELECT id, DATE '2024-01-01' > 'not a date' AS x FROM t ORDER BY id ASC"
+    assert _column(sql, spark35) == [None] * 3
+    with pytest.raises(EvaluationError, match="invalid date"):
+        _column(sql, get_dialect("spark").semantics)
+    # Spark 3.5 reads '1.5' AS INTEGER as 1: not a NULL, and not the reference's to guess.
+    with pytest.raises(ReferenceGap):
+        _column("SELECT id, CAST('1.5' AS INTEGER) AS x FROM t", spark35)
 
 
 def test_avg_types():
@@ -245,12 +280,15 @@ def test_each_lenient_knob_counts_only_for_queries_it_can_change():
 
     def touched(sql: str) -> frozenset[str]:
         return _touched_knobs(parse(sql)) & {"nth_value_below_one", "date_from_string",
-                                             "datetime_vs_string", "string_agg_argument"}
+                                             "datetime_vs_string", "string_agg_argument",
+                                             "invalid_string_cast", "division_by_zero"}
 
     assert touched("SELECT id, sum(v) OVER () AS s FROM t") == set()
     assert touched(f"SELECT id, nth_value(v, 2) {WHOLE} AS x FROM t") == {"nth_value_below_one"}
-    assert touched("SELECT id, CAST(s AS DATE) AS x FROM t") == {"date_from_string"}
-    assert touched("SELECT id FROM t WHERE d > '2024-01-01'") == {"date_from_string", "datetime_vs_string"}
+    assert touched("SELECT id, CAST(s AS DATE) AS x FROM t") == {"date_from_string", "invalid_string_cast"}
+    assert touched("SELECT id FROM t WHERE d > '2024-01-01'") == {"date_from_string", "datetime_vs_string",
+                                                                  "invalid_string_cast"}
+    assert touched("SELECT id, v % 2 AS x FROM t") == {"division_by_zero"}
     assert touched(f"SELECT id, string_agg(v, ',') {WHOLE} AS x FROM t") >= {"string_agg_argument"}
 
 

@@ -111,6 +111,21 @@ class StringAggArgument(Enum):
     CAST_TO_TEXT = "cast to text"  # DuckDB, DataFusion, Spark, SQLite
 
 
+class InvalidString(Enum):
+    """A CAST of a character string the target type cannot read ('x' AS INTEGER,
+    'not a date' AS DATE), also where a comparison casts a string literal."""
+
+    ERROR = "error"  # the standard: a data exception (Spark in ANSI mode, its default since 4.0)
+    NULL = "null"  # Spark with ANSI mode off (its default before 4.0): NULL
+
+
+class DivisionByZero(Enum):
+    """x / 0 and x % 0 for numbers."""
+
+    ERROR = "error"  # the standard: a data exception
+    NULL = "null"  # Spark with ANSI mode off (its default before 4.0): NULL
+
+
 @dataclass(frozen=True)
 class SemanticsProfile:
     name: str = "standard"
@@ -134,6 +149,8 @@ class SemanticsProfile:
     date_from_string: DateFromString = DateFromString.STRICT
     datetime_vs_string: DatetimeVsString = DatetimeVsString.ERROR
     string_agg_argument: StringAggArgument = StringAggArgument.ERROR
+    invalid_string_cast: InvalidString = InvalidString.ERROR
+    division_by_zero: DivisionByZero = DivisionByZero.ERROR
 
     def aggregate_type(self, name: str, args: tuple[SqlType | None, ...], standard: SqlType | None) -> SqlType | None:
         """The result type of aggregate `name` under this profile (`standard` otherwise)."""

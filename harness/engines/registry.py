@@ -137,6 +137,8 @@ def _labelled(cls: type[Engine], label: str) -> type[Engine]:
         "dialect": cls.dialect,
         "shares_code_with": _implementation(cls),
         "profiles": cls.profiles,
+        # Spark-under-test gets --spark-master / --spark-remote (its child passes it to its own Spark).
+        "runs_on_spark": cls.runs_on_spark,
         "target": cls.name,
     })
 

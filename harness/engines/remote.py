@@ -125,7 +125,7 @@ class RemoteEngine(WorkerEngine):
                     [self.python, "-I", "-c", _BOOT, str(_ROOT), ",".join(_PACKAGES), str(theirs.fileno()),
                      Parent.this().as_arg()],
                     pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                    stderr=subprocess.STDOUT, start_new_session=True)
+                    stderr=subprocess.STDOUT, start_new_session=True, env=self._environment())
             except OSError as e:
                 ours.close()
                 raise self._unavailable(f"cannot start it: {e}") from None
@@ -134,6 +134,15 @@ class RemoteEngine(WorkerEngine):
         with contextlib.suppress(OSError):  # it died at once: the first receive says so
             channel.send(("start", self.target, self.options))
         return self._child, channel
+
+    def _environment(self) -> dict[str, str] | None:
+        """The child's environment variables: this process's, except that a Spark
+        child starts the Spark of its own pyspark: a SPARK_HOME set for this
+        environment's would launch that release's JVM under the other pyspark
+        (measured: pyspark 3.5.9 with 4.3.0's SPARK_HOME cannot start)."""
+        if not self.runs_on_spark or "SPARK_HOME" not in os.environ:
+            return None
+        return {k: v for k, v in os.environ.items() if k != "SPARK_HOME"}
 
     def _unavailable(self, reason: str) -> EngineUnavailable:
         output = self._child.tail() if self._child is not None else ""

@@ -212,6 +212,9 @@ _KNOB_TOUCHED_BY: dict[str, Callable[[list], bool]] = {
                                             and (_is_string_literal(n.left) or _is_string_literal(n.right))
                                             for n in nodes),
     "string_agg_argument": _uses_function("string_agg"),
+    "invalid_string_cast": lambda nodes: any(isinstance(n, Cast) or _is_string_literal(n) for n in nodes),
+    "division_by_zero": lambda nodes: any(isinstance(n, BinaryOp) and n.op in (BinaryOperator.DIV, BinaryOperator.MOD)
+                                          for n in nodes),
 }
 
 

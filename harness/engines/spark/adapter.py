@@ -13,7 +13,6 @@ adapter, config or not. It coexists with the process's classic Spark.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -24,6 +23,7 @@ import pyarrow as pa
 
 from harness.core.errors import EngineCrash, EngineError, EngineUnavailable
 from harness.engines.base import Engine, library_missing
+from harness.engines.spark.compat import from_arrow, quiet_python_loggers, to_arrow
 from harness.engines.spark.connect import arrow_frame, is_connect_url, open_session, session_lost
 from harness.engines.spark.dialect import SPARK
 from harness.engines.spark.jvm import (
@@ -31,6 +31,7 @@ from harness.engines.spark.jvm import (
     error_message,
     log4j_file,
     require_java,
+    scratch_conf,
     short_message,
 )
 
@@ -51,11 +52,6 @@ SQL_CONF = {
     "spark.sql.variable.substitute": "false",
 }
 
-# pyspark logs every failed query as a JSON ERROR line (with the JVM stack
-# trace) on stderr through these Python loggers.
-_QUERY_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
-
-
 @dataclass
 class _Session:
     spark: SparkSession | ConnectSession
@@ -75,19 +71,12 @@ _PROCESS = _Process()
 _LOCK = threading.Lock()
 
 
-def _quiet_python_loggers() -> None:
-    from pyspark.logger import PySparkLogger
-
-    for name in _QUERY_LOGGERS:
-        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL + 1)
-
-
 def _builder(master: str) -> SparkSession.Builder:
     """A classic session's builder (sc:// masters go through `spark_connect.open_session`)."""
     from pyspark.sql import SparkSession
 
     require_java()
-    conf = {**LAUNCH_CONF, "spark.driver.extraJavaOptions":
+    conf = {**LAUNCH_CONF, **scratch_conf(), "spark.driver.extraJavaOptions":
             f"-Dlog4j2.configurationFile=file:{log4j_file()}", **SQL_CONF}
     builder = SparkSession.builder.appName("window-harness").master(master)
     for key, value in conf.items():
@@ -100,7 +89,7 @@ def _start(master: str) -> SparkSession:
         from pyspark.errors import PySparkException
     except ImportError as e:
         raise library_missing("spark", e) from e
-    _quiet_python_loggers()
+    quiet_python_loggers()
     try:
         spark = _builder(master).getOrCreate()
     except (PySparkException, ImportError, OSError) as e:  # the JVM did not start
@@ -214,7 +203,7 @@ class SparkEngine(Engine):
 
     def _remote_state(self) -> _Session:
         if self._session is None:
-            _quiet_python_loggers()
+            quiet_python_loggers()
             try:
                 self._session = _Session(open_session(self._master, {**SQL_CONF, **self._config}))
             except EngineUnavailable as e:
@@ -229,7 +218,8 @@ class SparkEngine(Engine):
         state = self._state()
         with self._guarded():
             self._register(state, tables)
-            return naive_utc(state.spark.sql(sql).toArrow())
+            frame = state.spark.sql(sql)
+            return naive_utc(frame.toArrow() if self._remote else to_arrow(frame))  # type: ignore[arg-type]
 
     @contextmanager
     def _guarded(self) -> Iterator[None]:
@@ -248,7 +238,7 @@ class SparkEngine(Engine):
         for name, table in tables.items():
             if state.registered.get(name) is not table:
                 frame = (arrow_frame(state.spark, table) if self._remote  # type: ignore[arg-type]
-                         else state.spark.createDataFrame(table))
+                         else from_arrow(state.spark, table))  # type: ignore[arg-type]
                 frame.createOrReplaceTempView(_quoted(name))
                 state.registered[name] = table
 

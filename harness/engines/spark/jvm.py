@@ -41,6 +41,18 @@ logger.gateway.level = off
 """
 
 
+def scratch_conf() -> dict[str, str]:
+    """The warehouse and local directories of a JVM this process launches: a
+    fresh temporary directory, removed at exit. Spark's defaults are
+    `spark-warehouse` under the working directory and /tmp, which two Sparks
+    on one machine (an A/B of two releases: each labelled one is a child
+    process with a JVM of its own) would share."""
+    root = tempfile.mkdtemp(prefix="window-harness-spark-")
+    atexit.register(shutil.rmtree, root, True)
+    return {"spark.sql.warehouse.dir": os.path.join(root, "warehouse"),
+            "spark.local.dir": os.path.join(root, "local")}
+
+
 def log4j_file() -> str:
     fd, path = tempfile.mkstemp(prefix="window-harness-log4j2-", suffix=".properties")
     with os.fdopen(fd, "w") as f:
@@ -72,7 +84,8 @@ def short_message(error: BaseException) -> str:
     # A Py4JJavaError reads "An error occurred while calling o33.sql. / : <java exception>".
     java = [line[2:] for line in lines if line.startswith(": ")]
     text = _LOCATION.sub("", (java or lines or [type(error).__name__])[0])
-    condition = getattr(error, "getCondition", lambda: None)()
+    # getCondition since pyspark 4.0; getErrorClass before (3.4, 3.5).
+    condition = getattr(error, "getCondition", getattr(error, "getErrorClass", lambda: None))()
     if condition and f"[{condition}]" not in text:
         text = f"[{condition}] {text}"
     return text
