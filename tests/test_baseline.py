@@ -134,6 +134,21 @@ def test_engine_profiles_labels_and_versions(tmp_path):
     assert not _one(tmp_path).explains(Observation("edge/x", "duckdbx", "mismatch"))
 
 
+def test_an_engine_run_under_a_profile_has_the_engines_version(tmp_path):
+    # The gate knows the versions of the engines it started (`datafusion`, `duckdb@old`);
+    # the fuzz also runs them under profiles (`datafusion[partitions=4,batch_size=100]`),
+    # the same build: an entry with `versions` explains those findings too.
+    from harness.baseline.explainer import Explainer
+
+    baseline = load_baseline(_write(tmp_path, [_entry(engine="datafusion", versions=">=55,<56")]))
+    explainer = Explainer(baseline, [], {"datafusion": "55.2.0", "duckdb@old": "1.0.0"})
+    obs = explainer.observe("edge/x", "datafusion[partitions=4,batch_size=100]", "mismatch", "", None)
+    assert obs.version == "55.2.0"
+    assert explainer.explain(obs) is not None
+    assert explainer.observe("edge/x", "duckdb[threads=4]@old", "mismatch", "", None).version == "1.0.0"
+    assert explainer.observe("edge/x", "duckdb[threads=4]", "mismatch", "", None).version == ""
+
+
 def test_function_and_frame_are_those_of_the_column_that_differed(tmp_path):
     case = _case("edge/named_window_ordered_shared")
     names = sorted({e.function for e in Observation("c", "duckdb", "mismatch", "", "", case).expressions})

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from harness.baseline.known import Baseline, Entry, Observation
+from harness.baseline.known import Baseline, Entry, Observation, engine_parts
 from harness.cases.case import Case
 from harness.judge.facts import NO_FACTS, Facts
 
@@ -31,4 +31,15 @@ class Explainer:
 
     def observe(self, case_id: str, engine: str, verdict: str, detail: str,
                 case: Case | None, extra: frozenset[str] = frozenset(), facts: Facts = NO_FACTS) -> Observation:
-        return Observation(case_id, engine, verdict, detail, self.versions.get(engine, ""), case, extra, facts)
+        return Observation(case_id, engine, verdict, detail, self.version(engine), case, extra, facts)
+
+    def version(self, engine: str) -> str:
+        """The version of `engine` as it ran; under profiles (`datafusion[partitions=4]`,
+        `duckdb[threads=4]@old`, drawn by the fuzz) the same build's: that of the
+        engine without them."""
+        if engine in self.versions:
+            return self.versions[engine]
+        base, profiles, label = engine_parts(engine)
+        if not profiles:
+            return ""
+        return self.versions.get(base + (f"@{label}" if label else ""), "")
