@@ -366,16 +366,78 @@ def _evaluate_ranked_within_frame(
                 values[part.rows[i]] = ranked_within_frame(call.name, [a[i] for a in arg_values], before,
                                                            peers, len(rows))
             continue
+        runs = _runs_or_none(window.frame_runs(frame), n)
+        counted = _ranked_in_runs(key_values, specs, runs) if runs is not None else None
         for i, r in enumerate(part.rows):
-            positions = frame_positions(frame, part, i)
-            if i not in positions:
+            if counted is not None:
+                inside, before, peers, size = counted[i]
+            else:  # the definition, row by row (it raises where finding the frame does)
+                positions = frame_positions(frame, part, i)
+                order = [compare_keys(key_values[p], key_values[i], specs) for p in positions]
+                inside, before, peers, size = i in positions, order.count(-1), order.count(0), len(positions)
+            if not inside:
                 raise ReferenceGap(f"{call.name}() with an ORDER BY of its own, over a frame without "
                                    "the current row: where the row ranks is not defined")
-            order = [compare_keys(key_values[p], key_values[i], specs) for p in positions]
-            before, peers = order.count(-1), order.count(0)
-            values[r] = ranked_within_frame(call.name, [a[i] for a in arg_values], before, peers,
-                                            len(positions))
+            values[r] = ranked_within_frame(call.name, [a[i] for a in arg_values], before, peers, size)
     return WindowResult(values, result_type)
+
+
+def _ranked_in_runs(keys: list[tuple], specs: list[SortSpec], runs: PartitionRuns,
+                    ) -> list[tuple[bool, int, int, int]]:
+    """For each position i of a partition, from its frame's runs: whether the frame
+    holds i, how many of its rows sort before i by `keys`, how many tie with i
+    (itself included), and the frame's size. The same counts as comparing i with
+    each row of its frame, in O(n log n) instead of O(n * frame): each key is
+    ranked once (its sorted position), and the rows of a run ranked below a bound
+    are counted offline, queries in order of their bound, with a Fenwick tree
+    over positions that holds the rows ranked below it."""
+    ranked = _ranks_in_partition(keys, specs)
+    ranks = [ranked[p][0] for p in range(len(keys))]
+    queries: list[tuple[int, int, int]] = []  # (start, end, bound): rows in start..end-1 ranked below bound
+    for i in range(len(keys)):
+        for start, end in runs[i]:
+            queries += [(start, end, ranks[i]), (start, end, ranks[i] + 1)]
+    below = _counts_below(ranks, queries)
+    out, q = [], 0
+    for i in range(len(keys)):
+        before = peers = size = 0
+        inside = False
+        for start, end in runs[i]:
+            before += below[q]
+            peers += below[q + 1] - below[q]
+            size += end - start
+            inside = inside or start <= i < end
+            q += 2
+        out.append((inside, before, peers, size))
+    return out
+
+
+def _counts_below(ranks: list[int], queries: list[tuple[int, int, int]]) -> list[int]:
+    """For each (start, end, bound): how many positions p in start..end-1 have
+    ranks[p] < bound."""
+    n = len(ranks)
+    tree = [0] * (n + 1)  # a Fenwick tree over positions 1..n
+
+    def prefix(p: int) -> int:  # how many inserted positions are below p (0-based, exclusive)
+        total = 0
+        while p > 0:
+            total += tree[p]
+            p -= p & -p
+        return total
+
+    by_rank = sorted(range(n), key=ranks.__getitem__)
+    answers = [0] * len(queries)
+    inserted = 0
+    for q in sorted(range(len(queries)), key=lambda q: queries[q][2]):
+        start, end, bound = queries[q]
+        while inserted < n and ranks[by_rank[inserted]] < bound:
+            p = by_rank[inserted] + 1
+            while p <= n:
+                tree[p] += 1
+                p += p & -p
+            inserted += 1
+        answers[q] = prefix(end) - prefix(start)
+    return answers
 
 
 def _ranks_in_partition(keys: list[tuple], specs: list[SortSpec]) -> dict[int, tuple[int, int]]:

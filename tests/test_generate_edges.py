@@ -15,6 +15,9 @@ from random import Random
 
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from harness.cases.features import case_features
 from harness.core.conformance import KINDS_BY_NAME
@@ -434,3 +437,44 @@ def test_interval_cases_draw_from_their_own_stream():
     for i in range(30):  # only a fired draw gives a case an interval column
         kinds = {c.type.kind.value for s in generate_case(f"0/{i}").case.schemas for c in s.columns}
         assert ("interval" in kinds) <= (i in fired), i
+
+
+_FRAMES = [
+    "ORDER BY g ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW",
+    "ORDER BY g ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING",
+    "ORDER BY g RANGE BETWEEN 1 PRECEDING AND 2 FOLLOWING",
+    "ORDER BY g GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW",
+    "ORDER BY g ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING EXCLUDE GROUP",
+    "ORDER BY g RANGE BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING EXCLUDE TIES",
+    "PARTITION BY p ORDER BY g GROUPS BETWEEN CURRENT ROW AND 1 FOLLOWING EXCLUDE NO OTHERS",
+]
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 4), st.one_of(st.none(), st.integers(0, 3))),
+                min_size=1, max_size=14),
+       st.sampled_from(["rank", "cume_dist", "percent_rank"]), st.sampled_from(_FRAMES))
+def test_ranking_with_its_own_order_counts_as_the_definition_does(rows, name, window) -> None:
+    """The counts behind rank(ORDER BY x) OVER (...) come from each frame's runs
+    and a Fenwick tree (`_ranked_in_runs`); they equal comparing the row with
+    every row of its frame, as the definition reads (forced by giving no runs),
+    gaps included."""
+    import reference_impl.windows as windows
+
+    t = pa.table({"id": list(range(len(rows))), "p": [r[0] for r in rows], "g": [r[1] for r in rows],
+                  "x": [r[2] for r in rows]})
+    query = parse(f"SELECT id, {name}(ORDER BY x DESC NULLS FIRST) OVER ({window}) AS r FROM t")
+
+    def answer():
+        try:
+            return evaluate(query, {"t": t}).table.column("r").to_pylist()
+        except ReferenceGap:
+            return "gap"
+
+    fast = answer()
+    original = windows._runs_or_none
+    windows._runs_or_none = lambda runs_of, n: None
+    try:
+        assert answer() == fast
+    finally:
+        windows._runs_or_none = original
