@@ -1,8 +1,8 @@
 """Spark as an engine under change: two pyspark releases side by side.
 
 `spark` is this environment's pyspark (4.x) and `spark@old` the same adapter
-run by a second virtualenv with pyspark 3.5.9 (`spark_old_python` builds it
-once under ~/.cache/window-harness/envs/, or takes
+run by a second virtualenv with pyspark 3.5.9 (`spark_old_python` takes the
+cached one of `harness.engines.releases`, made once, or
 $WINDOW_HARNESS_SPARK_CANDIDATE_PYTHON), with a JVM, warehouse and local
 directories of its own.
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -20,48 +19,28 @@ import pytest
 
 from harness.cli.main import main
 from harness.cli.options import engine_options
+from harness.core.errors import EngineUnavailable
 from harness.engines.registry import engine_class, get_dialect, get_engine
+from harness.engines.releases import environment
 
 REPO = Path(__file__).resolve().parent.parent
 OLD_PYSPARK = "3.5.9"
-OLD_PACKAGES = [f"pyspark=={OLD_PYSPARK}", "pyarrow>=15"]
 ENV_VAR = "WINDOW_HARNESS_SPARK_CANDIDATE_PYTHON"
-
-
-def _cache_dir() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "window-harness" / "envs"
-
-
-def _pyspark_version(python: Path | str) -> str | None:
-    try:
-        done = subprocess.run([str(python), "-I", "-c", "import pyspark, pyarrow; print(pyspark.__version__)"],
-                              capture_output=True, text=True, timeout=120)
-    except OSError:
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
 
 
 @pytest.fixture(scope="session")
 def spark_old_python() -> str:
     """A Python of another environment with pyspark 3.5.9: $WINDOW_HARNESS_SPARK_CANDIDATE_PYTHON,
-    else ~/.cache/window-harness/envs/pyspark-3.5.9, made here once when it is missing."""
+    else the cached one of `harness.engines.releases.environment`, made once when it is missing."""
     given = os.environ.get(ENV_VAR)
     if given:
         return given
-    venv = _cache_dir() / f"pyspark-{OLD_PYSPARK}"
-    python = venv / "bin" / "python"
-    if _pyspark_version(python) != OLD_PYSPARK:
-        try:
-            subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)],
-                           check=True, capture_output=True, timeout=120)
-            subprocess.run([str(python), "-m", "pip", "install", "-q", *OLD_PACKAGES],
-                           check=True, capture_output=True, timeout=900)
-        except (OSError, subprocess.SubprocessError) as e:
-            output = getattr(e, "stderr", None) or b""
-            pytest.skip(f"no second Python environment with pyspark {OLD_PYSPARK}: making {venv} failed "
-                        f"({e}; {output.decode(errors='replace')[-300:]}). Make one (`python3 -m venv V && "
-                        f"V/bin/pip install {' '.join(OLD_PACKAGES)}`) and set {ENV_VAR}=V/bin/python")
-    return str(python)
+    try:
+        return str(environment("spark", OLD_PYSPARK))
+    except EngineUnavailable as e:
+        pytest.skip(f"no second Python environment with pyspark {OLD_PYSPARK}: {e}. Make one "
+                    f"(`python3 -m venv V && V/bin/pip install pyspark=={OLD_PYSPARK} pyarrow`) "
+                    f"and set {ENV_VAR}=V/bin/python")
 
 
 # -- without a JVM ----------------------------------------------------------------------
