@@ -20,7 +20,7 @@ from hypothesis_profiles import examples
 from harness.core import functions
 from harness.core import types as T
 from harness.core.dialect import Dialect, Feature, IgnoreNullsPlacement
-from harness.core.errors import InvalidQuery, Unsupported
+from harness.core.errors import HarnessError, InvalidQuery, Unsupported
 from harness.core.model import (
     CURRENT_ROW,
     SUBQUERY_EXPRS,
@@ -74,6 +74,7 @@ from harness.generate.model_strategies import (
 )
 from harness.sql import parse, parse_expr, write, write_expr
 from harness.sql.correlation import is_aggregated, outer_references, source_names
+from reference_impl.expressions import constant_value
 
 PROPERTY = settings(max_examples=examples(400), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -267,6 +268,36 @@ def _row_offsets(f: Frame) -> list[int]:
     return [v for v in (_int_offset(b.offset) for b in (f.start, f.end)) if v is not None]
 
 
+def _lag_features(n: object) -> set[Feature]:
+    """What lag/lead(value, offset, default) asks beyond the standard's constant
+    offset: an offset or a default per row (one that reads a row), an offset
+    with no value here (NULL, or a constant that cannot be evaluated, such as
+    CAST(0 AS DATE)), an offset past INTEGER."""
+    if not (isinstance(n, FuncCall) and n.name in ("lag", "lead")):
+        return set()
+    offset = n.args[1] if len(n.args) > 1 else None
+    default = n.args[2] if len(n.args) > 2 else None
+    used: set[Feature] = set()
+    if offset is not None and _reads_a_row(offset):
+        used.add(Feature.LAG_ROW_OFFSET)
+    elif offset is not None:
+        try:
+            value = offset.value if isinstance(offset, Literal) else constant_value(offset)
+        except (HarnessError, ArithmeticError):
+            value = None
+        if value is None:
+            used.add(Feature.LAG_NULL_OFFSET)
+        elif type(value) is int and value > INT_MAX:
+            used.add(Feature.OFFSET_BEYOND_INT)
+    if default is not None and _reads_a_row(default):
+        used.add(Feature.LAG_ROW_DEFAULT)
+    return used
+
+
+def _reads_a_row(e: object) -> bool:
+    return any(isinstance(x, (Column, Star, ScalarSubquery, InSubquery, Exists, WindowExpr)) for x in walk(e))
+
+
 def _node_features(n: object) -> set[Feature]:
     checks = {
         # ROWS/GROUPS offsets past INTEGER; n FOLLOWING to a huge FOLLOWING (SQLite loops).
@@ -313,7 +344,7 @@ def _node_features(n: object) -> set[Feature]:
         Feature.GENERATE_SERIES: isinstance(n, TableFunctionRef) and n.name == "generate_series",
         Feature.RANGE_TABLE_FUNCTION: isinstance(n, TableFunctionRef) and n.name == "range",
     }
-    return {feature for feature, used in checks.items() if used}
+    return {feature for feature, used in checks.items() if used} | _lag_features(n)
 
 
 def _framed_ranking(w: WindowExpr, select: Select) -> bool:
@@ -331,6 +362,22 @@ def test_a_missing_feature_raises_exactly_when_used(q, feature):
         assert raised.value.feature == feature.value
     else:
         assert write(q, dialect) == write(q)
+
+
+@pytest.mark.parametrize(("sql", "feature"), [
+    ("SELECT a, lag(a, CAST(0 AS DATE)) OVER () AS l FROM t", Feature.LAG_NULL_OFFSET),  # met in CI
+    ("SELECT a, lag(a, CAST(NULL AS BIGINT)) OVER () AS l FROM t", Feature.LAG_NULL_OFFSET),
+    ("SELECT a, lead(a, a % 2) OVER () AS l FROM t", Feature.LAG_ROW_OFFSET),
+    ("SELECT a, lag(a, 1, a) OVER () AS l FROM t", Feature.LAG_ROW_DEFAULT),
+    ("SELECT a, lag(a, 2147483648) OVER () AS l FROM t", Feature.OFFSET_BEYOND_INT),
+])
+def test_the_restatement_knows_lag_offsets(sql, feature):
+    """The property's restatement of the writer's checks (`features_used`) agrees
+    with the writer on lag/lead offsets and defaults."""
+    q = parse(sql)
+    assert feature in features_used(q)
+    with pytest.raises(Unsupported, match=feature.value):
+        write(q, Dialect(name=f"without-{feature.value}", unsupported=frozenset({feature})))
 
 
 FRAME_FEATURES = [Feature.GROUPS_FRAME, Feature.RANGE_OFFSET, Feature.RANGE_INTERVAL,
