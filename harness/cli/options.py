@@ -280,11 +280,10 @@ def _postgres_option(args: argparse.Namespace) -> dict:
 
 
 def is_postgres(name: str) -> bool:
-    from harness.engines.postgres.adapter import PostgresEngine
+    """Whether `name` answers from the server --postgres-dsn / --postgres-local names."""
     from harness.engines.registry import engine_class
 
-    cls = engine_class(name)
-    return (cls.shares_code_with or cls.name) == PostgresEngine.name
+    return engine_class(name).needs_server
 
 
 def names_postgres(names: list[str]) -> bool:

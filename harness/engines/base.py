@@ -57,6 +57,10 @@ class Engine(ABC):
     # `--spark-remote` say where it is.
     runs_on_spark: bool = False
 
+    # The engine answers from a database server the command is told of
+    # (--postgres-dsn, --postgres-local): a command line that runs it carries that option.
+    needs_server: bool = False
+
     # The adapter runs in a worker process of its own (`harness.engines.remote`),
     # with crash and timeout handling built in: a campaign constructs it as it
     # is, with `timeout`, instead of wrapping it in an isolating worker.

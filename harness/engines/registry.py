@@ -139,6 +139,7 @@ def _labelled(cls: type[Engine], label: str) -> type[Engine]:
         "profiles": cls.profiles,
         # Spark-under-test gets --spark-master / --spark-remote (its child passes it to its own Spark).
         "runs_on_spark": cls.runs_on_spark,
+        "needs_server": cls.needs_server,
         "target": cls.name,
     })
 

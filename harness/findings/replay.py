@@ -73,17 +73,16 @@ def engine_arguments(names: Sequence[str], pythons: Mapping[str, str] | None = N
     for name in names:
         if name in (pythons or {}):
             words += ["--engine-python", f"{name}={pythons[name]}"]  # type: ignore[index]
-    if server and any(_is_postgres(engine_class, n) for n in names):
+    if server and any(_needs_server(engine_class, n) for n in names):
         words += list(server)
     return words
 
 
-def _is_postgres(engine_class, name: str) -> bool:
+def _needs_server(engine_class, name: str) -> bool:
     try:
-        cls = engine_class(name)
+        return engine_class(name).needs_server
     except InvalidInput:
         return False
-    return (cls.shares_code_with or cls.name).partition("@")[0] == "postgres"
 
 
 # ---------------------------------------------------------------------------

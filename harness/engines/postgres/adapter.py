@@ -133,6 +133,7 @@ class PostgresEngine(Engine):
 
     name = "postgres"
     dialect = POSTGRES
+    needs_server = True
     library = "psycopg"
 
     def __init__(self, dsn: str | None = None, local: bool = False) -> None:
