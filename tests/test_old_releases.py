@@ -18,6 +18,7 @@ from harness.campaign.loop import CampaignConfig, run_campaign
 from harness.cases.case import load_case
 from harness.cli.main import main
 from harness.core.errors import EngineUnavailable
+from harness.core.versions import parse_version
 from harness.engines.registry import get_engine
 from harness.engines.releases import environment
 from harness.judge.compare import Verdict
@@ -39,7 +40,7 @@ def _verdicts(engine: str, version: str, case_ids: list[str]) -> dict[str, tuple
     cases = [load_case(CASES / f"{case_id}.yaml", case_id) for case_id in case_ids]
     try:
         run = run_cases(cases, [get_engine("reference"), old])
-        assert run.engines[f"{engine}@old"].startswith(version.rstrip(".0"))
+        assert parse_version(run.engines[f"{engine}@old"]) == parse_version(version)  # that release answered
     finally:
         old.close()
     return {r.case: (r.verdict, frozenset(f for _, f in r.facts.left_out or ()))
