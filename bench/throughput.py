@@ -37,6 +37,7 @@ from collections.abc import Mapping
 import pyarrow as pa
 
 from harness.campaign.batch_runner import run_batch
+from harness.campaign.siblings import batched_engines
 from harness.engines.base import Engine
 from harness.engines.registry import get_engine
 from harness.generate.cases import GeneratedCase, Limits, generate_case, generate_sibling
@@ -86,8 +87,13 @@ def groups(seed: str, cases: int, size: int) -> list[list[str]]:
     return [seeds[i:i + size] for i in range(0, cases, size)]
 
 
-def generate(group: list[str]) -> list[GeneratedCase]:
+def generate(group: list[str], engines: list[str]) -> list[GeneratedCase]:
+    """The group's cases: the shape and its siblings, or the shape alone where a
+    campaign gives it no siblings (no engine can run its batched query, or it
+    must be refused: each sibling would run alone, `harness.campaign.siblings`)."""
     shape = generate_case(group[0], limits=LIMITS)
+    if not batched_engines(shape.case, engines):
+        return [shape]
     return [shape] + [generate_sibling(shape, s, limits=LIMITS) for s in group[1:]]
 
 
@@ -99,7 +105,7 @@ def measure(mode: str, seeds: list[list[str]], engines: list[Engine], clock: Cou
     t0 = time.perf_counter()
     for group in seeds:
         g0 = time.perf_counter()
-        drawn = generate(group)
+        drawn = generate(group, [e.name for e in engines])
         generation += time.perf_counter() - g0
         if mode == "naive":
             per_case = [run_case(g.case, engines) for g in drawn]

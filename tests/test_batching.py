@@ -56,6 +56,7 @@ def _check_batch(shape_seed: str, siblings: int, limits: Limits = NO_LIMITS) -> 
     except NotBatchable as e:
         return f"not batchable: {e}"
     per_case = [with_rowid(c.tables) for c in cases]
+    _check_reference_batch(shape_seed, plan, per_case)
     alone = [_answer(plan.query, tables) for tables in per_case]
     if any(isinstance(a, str) for a in alone):
         return "a case is invalid alone"  # then a batch of it is no evidence either way
@@ -68,6 +69,27 @@ def _check_batch(shape_seed: str, siblings: int, limits: Limits = NO_LIMITS) -> 
         else:
             assert Counter(got) == Counter(expected), f"case {i} of {shape_seed}: rows differ"
     return "equal"
+
+
+def _check_reference_batch(shape_seed: str, plan, per_case: list) -> None:
+    """What `harness.campaign.reference_batch` relies on: the reference answers the
+    batch of the query without its LIMIT only when it answers every case alone,
+    and each case's part has the column types of the case's own answer."""
+    try:
+        query = batch_query(plan.unlimited)
+    except NotBatchable:
+        return
+    try:
+        together = evaluate(query, stack_tables(per_case)).table
+    except (EvaluationError, ReferenceGap):
+        return
+    for i, (part, tables) in enumerate(zip(split_answer(together, len(per_case)), per_case, strict=True)):
+        try:
+            own = evaluate(plan.unlimited, tables).table
+        except (EvaluationError, ReferenceGap) as e:
+            raise AssertionError(f"case {i} of {shape_seed} is invalid alone ({e}), but its batch was answered") from e
+        assert part.schema.types == own.schema.types, f"case {i} of {shape_seed}: column types differ"
+        assert Counter(_rows(part)) == Counter(_rows(own)), f"case {i} of {shape_seed}: rows differ"
 
 
 @settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -16,10 +16,14 @@ made up from the names they use.
 
 from __future__ import annotations
 
+import pickle
+
 import pyarrow as pa
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis_profiles import examples
 
+from harness.core import errors
 from harness.core.errors import HarnessError, InvalidQuery, ReferenceGap
 from harness.core.model import Column, ColumnDef, Query, TableRef, TableSchema, walk
 from harness.core.types import INT64
@@ -85,3 +89,15 @@ def test_parsed_model_queries_raise_only_harness_errors(query) -> None:
         return  # an unreadable query is the round trip's concern (tests/test_sql_roundtrip.py)
     schemas, tables = _made_up_tables(query)
     _judge(query, schemas, tables)
+
+
+@pytest.mark.parametrize("error", [
+    errors.InvalidInput("bad value", "--x"), errors.CannotWrite("the disk is full", "cases.jsonl"),
+    errors.Unsupported("frame.groups", "before 1.2"), errors.EngineTimeout("duckdb", "30 s"),
+    errors.EngineUnavailable("spark", "no Java"),
+], ids=lambda e: type(e).__name__)
+def test_an_error_crosses_to_another_process_as_it_is(error):
+    """A campaign shard sends the error that stopped it (an engine that would not
+    start) to the parent, which raises it: same class, message and attributes."""
+    again = pickle.loads(pickle.dumps(error))
+    assert type(again) is type(error) and str(again) == str(error) and vars(again) == vars(error)

@@ -103,8 +103,9 @@ def _end(pids: list[int]) -> None:
 
 def test_a_second_resume_of_a_running_campaign_is_refused_until_a_kill_9_frees_it(tmp_path, capsys):
     out = tmp_path / "c"
+    # One job: the cases are then indices 0, 1, 2, ... (a resume keeps the campaign's jobs).
     first = _harness("fuzz", "--engines", ENGINES, "--seed", "5", "--cases", "1000000", "--no-reduce",
-                     "--out", str(out))
+                     "--jobs", "1", "--out", str(out))
     left: list[int] = []
     try:
         _wait_for(lambda: (out / CASES).exists() and (out / CASES).stat().st_size > 0, first,

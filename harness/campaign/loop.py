@@ -51,8 +51,10 @@ from random import Random
 from harness.campaign.batch_runner import CaseRun, run_batch
 from harness.campaign.batching import NotBatchable
 from harness.campaign.steer import CoverageSteer, case_cells, data_shapes
-from harness.core.errors import CannotWrite
+from harness.core import stages
+from harness.core.errors import CannotWrite, HarnessError
 from harness.core.lifeline import Parent, die_with
+from harness.core.stages import stage
 from harness.engines.base import Engine
 from harness.findings.finding import FINDING_VERDICTS, FindingMaker, findings_of
 from harness.generate.cases import LARGE_SHARE, GeneratedCase
@@ -104,6 +106,7 @@ class CampaignConfig:
     profile_share: float = 0.05
     thread_share: float = 0.02
     large_share: float = LARGE_SHARE  # seeds drawn for batch-scale tables
+    profile: bool = False  # shards keep a stage clock and send it (`harness.core.stages`, `fuzz --profile`)
 
     def as_json(self) -> dict:
         doc = asdict(self)
@@ -159,7 +162,7 @@ def sibling_count(config: CampaignConfig, shape: GeneratedCase) -> int:
         return max(1, config.batch_size)
     from harness.campaign.siblings import sibling_count as by_cost
 
-    return by_cost(shape.case, config.cost_engines or config.engines, config.unbatched_share)
+    return by_cost(shape.case, config.cost_engines or config.engines)
 
 
 def shard_quota(config: CampaignConfig, job: int) -> int | None:
@@ -172,14 +175,24 @@ def shard_quota(config: CampaignConfig, job: int) -> int | None:
     return sum(min(size, config.cases - g * size) for g in range(job, slots, config.jobs))
 
 
-def runs_alone(seed: str, share: float) -> bool:
-    """Whether a case runs unbatched: its own seeded draw, never the engines'."""
-    return Random(f"{seed}/unbatched").random() < share
+# The checks of the plan itself (the query unbatched, the bare query, other
+# profiles of an engine) are drawn per query shape, never per case: a plan is
+# the query's, which every sibling shares, and a check per case would cost one
+# unbatched query per engine on a share of every shape's siblings, which is
+# what batching saves. So a shape's checks cost the same however many
+# siblings it has, and more siblings cost only their rows.
 
 
-def runs_bare(seed: str, share: float) -> bool:
-    """Whether a case's bare query runs too: its own seeded draw, never the engines'."""
-    return Random(f"{seed}/bare").random() < share
+def runs_alone(shape_seed: str, share: float) -> bool:
+    """Whether a shape's second case runs unbatched all the same (batching changes
+    the plan): a seeded draw of the shape's, never the engines'."""
+    return Random(f"{shape_seed}/unbatched").random() < share
+
+
+def runs_bare(shape_seed: str, share: float) -> bool:
+    """Whether a shape's first case runs its bare query too (instrumenting changes
+    the plan): a seeded draw of the shape's, never the engines'."""
+    return Random(f"{shape_seed}/bare").random() < share
 
 # Profiles that move batch boundaries, by implementation: DataFusion's batches
 # of 7 or 100 rows make any input multi-batch; DuckDB on one thread or four
@@ -206,11 +219,12 @@ METAMORPHIC_RELATIONS = 2
 def drawn_engines(seed: str, engines: list[tuple[str, str]], large: bool, profile_share: float,
                   thread_share: float) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The profiled engines a case runs on besides the campaign's: one batch-changing
-    profile of one engine (a `profile_share` of cases), and each engine's
-    multi-threaded profile (a `thread_share` of cases, LARGE_THREAD_SHARE of the
-    batch-scale ones), on which the case is re-run. `engines`: the campaign's
-    (name, implementation) pairs; only those without profiles or label get
-    profiled. Seeded draws of the case's own, never the engines'."""
+    profile of one engine (a `profile_share` of the cases drawn for it: a shape's
+    first case, and every batch-scale case), and each engine's multi-threaded
+    profile (a `thread_share` of them, LARGE_THREAD_SHARE of the batch-scale
+    ones), on which the case is re-run. `engines`: the campaign's (name,
+    implementation) pairs; only those without profiles or label get profiled.
+    Seeded draws of the case's own, never the engines'."""
     plain = [(name, impl) for name, impl in engines if "[" not in name and "@" not in name]
     batch: tuple[str, ...] = ()
     rng = Random(f"{seed}/profile")
@@ -252,6 +266,9 @@ class Shard:
         self.engines = engines if engines is not None else make_engines(config)
         self.maker = FindingMaker(config, self.engines, findings_dir, set(progress.findings))
         self.profiled: dict[str, Engine] = {}  # profiled engines the draws asked for, started once
+        # What the group in hand has settled already, by (check, engine, finding
+        # signature): the seed of the sibling it was done on (see `_first_in_group`).
+        self.group_done: dict[tuple[str, str, str], str] = {}
 
     def groups(self, deadline: float | None) -> Iterator[list[int]]:
         """This shard's groups of sibling cases (those not done yet): g*B .. g*B+n-1
@@ -291,8 +308,9 @@ class Shard:
         config, t0 = self.config, time.perf_counter()
         shape_seed = case_seed(config.seed, first)
         picks = self.shape_picks.get(shape_seed)  # a group resumed after a kill: its query again
-        shape = generate_case(shape_seed, steer=self.steer, picks=picks, data=config.data,
-                              limits=Limits(config.rows, config.windows, config.large_share))
+        with stage("generation"):
+            shape = generate_case(shape_seed, steer=self.steer, picks=picks, data=config.data,
+                                  limits=Limits(config.rows, config.windows, config.large_share))
         return shape, time.perf_counter() - t0
 
     def run(self, emit: Emit, deadline: float | None) -> None:
@@ -303,8 +321,9 @@ class Shard:
     def _run(self, emit: Emit, deadline: float | None) -> None:
         self.maker.deadline = deadline  # reductions end with the campaign
         try:
-            for engine in self.engines:
-                engine.start()
+            with stage("start"):
+                for engine in self.engines:
+                    engine.start()
             emit({"kind": "versions", "versions": {e.name: e.version() for e in self.engines}})
             for group in self.groups(deadline):
                 self.run_group(group, emit)
@@ -317,6 +336,7 @@ class Shard:
     def run_group(self, indices: list[int], emit: Emit) -> None:
         """One group; a harness bug (an exception) is recorded as a finding, not
         fatal. A results file that cannot be written (a full disk) stops the campaign."""
+        self.group_done = {}
         try:
             generated = self._generate(indices)
         except Exception as e:  # noqa: BLE001 (a long campaign must outlive one bad case)
@@ -346,8 +366,10 @@ class Shard:
         cases to run alone, each reporting for itself."""
         # A batch-scale case runs alone: stacked with its siblings it would make
         # one huge query (memory, and a timeout that blames the whole batch).
+        size = slot_size(self.config)
         together = [i for i in indices if not generated[i][0].large
-                    and not runs_alone(case_seed(self.config.seed, i), self.config.unbatched_share)]
+                    and not (i % size == 1 and runs_alone(case_seed(self.config.seed, i - 1),
+                                                          self.config.unbatched_share))]
         runs: dict[int, CaseRun] = {}
         if len(together) >= 2:
             try:
@@ -374,10 +396,12 @@ class Shard:
         for index in indices:
             if index != first:
                 t0 = time.perf_counter()
-                sibling = generate_sibling(shape, case_seed(config.seed, index), config.data, limits)
+                with stage("generation"):
+                    sibling = generate_sibling(shape, case_seed(config.seed, index), config.data, limits)
                 out[index] = (sibling, time.perf_counter() - t0)
         if self.steer is not None and first not in self.steered:  # a resumed group's counted already
-            self.steer.record(case_cells(shape.case), data_shapes(shape.case))
+            with stage("steering"):
+                self.steer.record(case_cells(shape.case), data_shapes(shape.case))
             self.steered.add(first)
         return out
 
@@ -415,27 +439,38 @@ class Shard:
         seed, case = case_seed(self.config.seed, index), generated.case
         if run is None:  # not batched: the case alone
             run = CaseRun(run_case(case, self.engines))
-        results = [self._settled(case, r) for r in run.results]
-        batch, threads = drawn_engines(seed, [(e.name, e.implementation) for e in self.engines],
-                                       generated.large, self.config.profile_share, self.config.thread_share)
+        with stage("rerun"):
+            results = [self._settled(case, r) for r in run.results]
+        batch, threads = (drawn_engines(seed, [(e.name, e.implementation) for e in self.engines], generated.large,
+                                        self.config.profile_share, self.config.thread_share)
+                          if self._first(index) or generated.large else ((), ()))
         campaign = {r.engine for r in results}
-        results += self._on_drawn(case, batch, threads)
-        bare = self._bare(seed, case, results, run)
+        with stage("profiles"):
+            results += self._on_drawn(case, batch, threads)
+        with stage("bare"):
+            bare = self._bare(seed if self._first(index) else None, case, results, run)
         # Not on batch-scale data: a relation's twin queries (another frame mode, a
         # DISTINCT) can cost the reference minutes over thousands of rows.
-        metamorphic = {} if generated.large else self._metamorphic(seed, case, emit, index)
-        for result in findings_of(results):
-            for line in self.maker.make(index, seed, generated, results, result):
-                emit(line)
-        # A batched verdict that is no finding (inconclusive) is not one alone either.
-        for doubt in [d for d in run.unconfirmed if d.verdict in FINDING_VERDICTS]:
-            for line in self._batched_only(index, seed, generated, doubt, results):
-                emit(line)
-        for disagreement in self._profile_disagreements(case, [r for r in results if r.engine in campaign]):
-            for line in self.maker.make_profiles(index, seed, generated, results, disagreement):
-                emit(line)
+        with stage("metamorphic"):
+            metamorphic = {} if generated.large else self._metamorphic(seed, case, emit, index)
+        with stage("findings"):
+            for result in findings_of(results):
+                for line in self.maker.make(index, seed, generated, results, result):
+                    emit(line)
+            # A batched verdict that is no finding (inconclusive) is not one alone either.
+            for doubt in [d for d in run.unconfirmed if d.verdict in FINDING_VERDICTS]:
+                for line in self._batched_only(index, seed, generated, doubt, results):
+                    emit(line)
+        with stage("profiles"):
+            disagreements = self._profile_disagreements(case, [r for r in results if r.engine in campaign])
+        with stage("findings"):
+            for disagreement in disagreements:
+                for line in self.maker.make_profiles(index, seed, generated, results, disagreement):
+                    emit(line)
         # Last: the case is done once this line is written (`harness.results.store`).
         size = slot_size(self.config)
+        with stage("coverage"):
+            exercised = {**_exercised(case), **self._rows(index, case, size)}
         emit({
             "kind": "case", "index": index, "seed": seed, **self._shape_of(index, generated),
             "batched": sorted(run.batched),
@@ -454,8 +489,7 @@ class Shard:
             **bare,
             "generation_seconds": round(generation, 5),
             "at": round(time.time(), 2),
-            **_exercised(case), "metamorphic": metamorphic,
-            **self._rows(index, case, size),
+            "metamorphic": metamorphic, **exercised,
         })
 
     def _rows(self, index: int, case, size: int) -> dict:
@@ -500,13 +534,21 @@ class Shard:
             confirmed += [d for d in again if d.engines == seen.engines]
         return confirmed
 
-    def _bare(self, seed: str, case, results: list[Result], run: CaseRun) -> dict:
-        """The bare query on every engine (`harness.judge.bare`): for a seeded share of
-        cases, and for every case with a finding (its record then shows what the
-        user's own query gives). A bare verdict that fails where the instrumented
+    def _first(self, index: int) -> bool:
+        """Whether the case is its shape's first (the one its query was drawn for)."""
+        return index % slot_size(self.config) == 0
+
+    def _bare(self, shape_seed: str | None, case, results: list[Result], run: CaseRun) -> dict:
+        """The bare query on every engine (`harness.judge.bare`): for a shape's first
+        case, on a seeded share of shapes (`shape_seed`: None for other cases), and
+        for the first case of its group that shows a finding (its record then shows
+        what the user's own query gives). A bare verdict that fails where the instrumented
         one passed is re-run as any finding is. Returns what the case line says:
         each engine's bare verdict and seconds (none where instrumenting adds nothing)."""
-        if not runs_bare(seed, self.config.bare_share) and not findings_of(results):
+        drawn = shape_seed is not None and runs_bare(shape_seed, self.config.bare_share)
+        # A finding's bare query runs on the first case of the group that shows it.
+        new = [r for r in findings_of(results) if self._first_in_group("bare", case, r) is None]
+        if not drawn and not new:
             return {}
         run_bare(case, results, self.engines, reference=run.reference)
         for r in results:
@@ -542,18 +584,46 @@ class Shard:
         engine = self.profiled.get(name)
         if engine is None:
             engine = self.profiled[name] = make_engine(name, self.config)
-            engine.start()
+            with stage("start"):
+                engine.start()
             self.maker.engines = [*self.engines, *self.profiled.values()]  # its findings reduce on it
         return engine
 
     def _settled(self, case, result: Result) -> Result:
-        """A finding's verdict after `reruns` identical runs (nondeterministic if they differ)."""
+        """A finding's verdict after `reruns` identical runs (nondeterministic if they
+        differ): on the first case of its group that shows it. Its siblings share
+        the query, so the same finding on another of them keeps its verdict, with
+        a note naming the sibling whose runs settled it."""
         if self.config.reruns <= 0 or result not in findings_of([result]) or result.engine == "reference":
             return result
         engine = next((e for e in [*self.engines, *self.profiled.values()] if e.name == result.engine), None)
         if engine is None or engine.is_reference or result.verdict is Verdict.TIMEOUT:
             return result
-        return rerun(case, engine, result, self.config.reruns)
+        key = self._group_key("rerun", case, result)
+        earlier = self.group_done.get(key)
+        if earlier is not None:
+            return replace(result, notes=(*result.notes, f"not re-run: the same finding was re-run on "
+                                                         f"this shape's case {earlier}, which answered alike"))
+        settled = rerun(case, engine, result, self.config.reruns)
+        if settled.verdict is not Verdict.NONDETERMINISTIC:
+            # Settled: the same finding on a later sibling is taken as it comes. An
+            # engine that answered otherwise run to run is re-run on each of them.
+            self.group_done[key] = _case_seed_of(case)
+        return settled
+
+    def _group_key(self, check: str, case, result: Result) -> tuple[str, str, str]:
+        from harness.findings.finding import finding_signature
+
+        return (check, result.engine, finding_signature(case, result).key)
+
+    def _first_in_group(self, check: str, case, result: Result) -> str | None:
+        """None the first time `check` meets this finding (engine and signature) in
+        the group in hand (and it is noted); after, the seed of that first case."""
+        key = self._group_key(check, case, result)
+        if key in self.group_done:
+            return self.group_done[key]
+        self.group_done[key] = _case_seed_of(case)
+        return None
 
     def _batched_only(self, index: int, seed: str, generated: GeneratedCase, doubt: Result,
                       results: list[Result]) -> Iterator[dict]:
@@ -710,19 +780,10 @@ def run_campaign(config: CampaignConfig, listener: Listener | None = None,
     deadline = started + 60 * config.minutes if config.minutes is not None else None
 
     def emit(line: dict) -> None:
-        kind = line.pop("kind")
-        if kind == "case":
-            store.record_case(line)
-        elif kind == "finding":
-            store.record_finding(line)
-        elif kind == "reduced":
-            store.record_reduction(line)
-        elif kind == "versions":
-            store.record_versions(line["versions"])
-        elif kind == "cannot-write":  # a shard's: it stopped
-            raise CannotWrite(line["message"], line["where"])
-        if listener is not None:
-            listener(store.progress, time.time() - started)
+        with stage("writing"):
+            _record(store, line)
+            if listener is not None:
+                listener(store.progress, time.time() - started)
 
     shard: Shard | None = None
     stopped = False
@@ -752,6 +813,21 @@ def run_campaign(config: CampaignConfig, listener: Listener | None = None,
     return CampaignResult(config.out, summary, findings, record)
 
 
+def _record(store: CampaignStore, line: dict) -> None:
+    """Write a line a shard emitted where it belongs."""
+    kind = line.pop("kind")
+    if kind == "case":
+        store.record_case(line)
+    elif kind == "finding":
+        store.record_finding(line)
+    elif kind == "reduced":
+        store.record_reduction(line)
+    elif kind == "versions":
+        store.record_versions(line["versions"])
+    elif kind == "cannot-write":  # a shard's: it stopped
+        raise CannotWrite(line["message"], line["where"])
+
+
 def _check_engines(config: CampaignConfig) -> None:
     from harness.engines.registry import get_dialect
 
@@ -768,7 +844,7 @@ def _meta(config: CampaignConfig) -> dict:
     from harness import __version__
     from harness.results.rundir import host_info
 
-    return {**config.as_json(), "harness_version": __version__, "host": host_info(),
+    return {**config.as_json(), "slot": slot_size(config), "harness_version": __version__, "host": host_info(),
             "started": time.strftime("%Y-%m-%dT%H:%M:%S")}
 
 
@@ -783,16 +859,22 @@ def _run_pool(config: CampaignConfig, store: CampaignStore, emit: Emit, deadline
     for w in workers:
         w.start()
     running = len(workers)
+    failed: Exception | None = None
     try:
         while running:
             try:
-                line = lines.get(timeout=1.0)
+                with stage("waiting for shards"):
+                    line = lines.get(timeout=1.0)
             except queue.Empty:
                 if not any(w.is_alive() for w in workers):
                     break
                 continue
             if line.get("kind") == "shard-done":
                 running -= 1
+            elif line.get("kind") == "profile":
+                stages.merge(line["profile"])
+            elif line.get("kind") == "shard-failed":
+                failed = failed or line["error"]  # the first; the other shards finish as they can
             else:
                 emit(line)
     except CannotWrite:  # the campaign stops: the shards' work could not be recorded anyway
@@ -804,18 +886,33 @@ def _run_pool(config: CampaignConfig, store: CampaignStore, emit: Emit, deadline
             w.join(30)
             if w.is_alive():
                 w.terminate()
+    if failed is not None:
+        raise failed
 
 
 def _shard_main(config: CampaignConfig, job: int, progress: Progress, findings_dir: Path,
                 lines: mp.Queue, deadline: float | None, parent: Parent, lock: object = None) -> None:
     """`lock`: the parent's lock on the campaign directory, held while this shard lives."""
     die_with(parent)  # a shard whose campaign was killed stops at once (its workers follow it)
+    if config.profile:
+        stages.start()
     try:
         Shard(config, job, progress, findings_dir).run(lines.put, deadline)
     except CannotWrite as e:  # the parent stops the campaign and says why
         lines.put({"kind": "cannot-write", "message": e.reason, "where": e.where})
+    except HarnessError as e:  # bad input, an engine that would not start: the parent raises it
+        lines.put({"kind": "shard-failed", "error": e})
     finally:
+        clock = stages.stop()
+        if clock is not None:
+            lines.put({"kind": "profile", "profile": clock.as_json()})
         lines.put({"kind": "shard-done", "job": job})
+
+
+
+def _case_seed_of(case) -> str:
+    """`7/41` for the case `generated/7/41`."""
+    return case.id.rpartition("generated/")[2]
 
 
 def _ran_otherwise(result) -> bool:

@@ -7,19 +7,21 @@ A group of n siblings (one query shape, rows of their own) costs about
 where Q is the fixed cost of one batched query on every engine that can run
 the shape (Spark's ~150 ms a query, a few ms for DuckDB, DataFusion, SQLite
 in their worker processes), paid once per shape, and c what one more case
-adds: its rows drawn, the reference's evaluation, each engine's share of the
-batched answer and its judging, and the `unbatched_share` of siblings that
-run alone all the same (each costing Q again). A new shape costs Q + c; a
-sibling costs c. So siblings are worth having only while the per-query cost
-dominates: a shape gets
+adds: its rows drawn, its share of the reference's one evaluation of the
+batch (`harness.campaign.reference_batch`), each engine's share of the
+batched answer and its judging. The checks of the plan itself (a sibling
+unbatched, the bare query, other profiles, the metamorphic relations) are
+drawn per shape, not per case, so they cost a shape the same whatever its
+sibling count. A shape gets
 
-    n = 1 + floor(Q / c)      (at most MAX_SIBLINGS)
+    n = 1 + floor(QUERY_MULTIPLE * Q / c)      (at most MAX_SIBLINGS)
 
-siblings, so its siblings together never cost more than its batched query
-saves. With Spark, Q is large and a shape gets several siblings; without it,
-Q is a few ms and most shapes get one or two: many shapes a minute either
-way. A shape that does not batch (`NotBatchable`), or that no engine can run
-batched, gets one case: its siblings would each pay Q.
+siblings: together they cost at most QUERY_MULTIPLE times the query they
+share. With Spark, Q is large and c small (a sibling's rows are a few dozen
+on the median), so a shape gets many; without it, Q is a few ms and a shape
+gets a few: many shapes a minute either way. A shape that does not batch
+(`NotBatchable`), or that no engine can run batched, gets one case: its
+siblings would each pay Q.
 
 The count is a function of the shape's query and rows and the campaign's
 engines only, never of the clock: a rerun with the same seed, and `--resume`,
@@ -27,12 +29,13 @@ draw the same cases (the count is also written on each case line,
 `siblings`, and a resume reads it back). `--batch-size B` fixes the count
 at B instead (the behaviour before the cost model).
 
-The constants were measured once with `bench/sibling_cost.py` (30 shapes of
-seed 7, 8 siblings each, the engines in their worker processes as a campaign
-runs them, on a shared 2-core machine under load, so rounded down to the
-lowest of two runs); Spark's per-query cost is the ~150 ms measured on an
+The engines' constants were measured with `bench/sibling_cost.py` (30 shapes
+of seed 7, 8 siblings each, the engines in their worker processes as a
+campaign runs them, on a shared 2-core machine under load, so rounded down to
+the lowest of two runs); Spark's per-query cost is the ~150 ms measured on an
 idle machine (under load it measured 0.2-1.5 s, which would only raise its
-count).
+count). The harness's own per-case constants were measured on 16 shapes of
+seed 21 with 100 siblings each, the reference evaluated once per batch.
 """
 
 from __future__ import annotations
@@ -42,7 +45,12 @@ from collections.abc import Sequence
 
 from harness.cases.case import Case
 
-MAX_SIBLINGS = 20  # the most siblings a shape gets, and the stride of case indices per shape
+MAX_SIBLINGS = 200  # the most siblings a shape gets, and the stride of case indices per shape
+# Campaigns recorded before the stride was MAX_SIBLINGS (a resume reads `slot`
+# from campaign.json; one without it had this stride).
+OLD_STRIDE = 20
+# How many times its batched query a shape's siblings may cost together.
+QUERY_MULTIPLE = 4.0
 
 # Seconds of one batched query, per engine family, fixed whatever its size.
 QUERY_SECONDS = {"spark": 0.150, "duckdb": 0.018, "datafusion": 0.010, "sqlite": 0.006, "postgres": 0.010}
@@ -50,9 +58,10 @@ DEFAULT_QUERY_SECONDS = 0.010  # an engine not measured (a server engine, anothe
 # Seconds each more case adds to one engine's batched query (its rows, splitting, judging).
 CASE_SECONDS = {"spark": 0.009, "duckdb": 0.0022, "datafusion": 0.0012, "sqlite": 0.0005, "postgres": 0.002}
 DEFAULT_CASE_SECONDS = 0.002
-# The harness's own seconds per case: the sibling's rows drawn and the
-# reference's evaluation, a fixed part and a part per row times window expression.
-HARNESS_SECONDS = 0.0015
+# The harness's own seconds per case: the sibling's rows drawn, its share of
+# the reference's evaluation of the batch and its judging: a fixed part and a
+# part per row times window expression.
+HARNESS_SECONDS = 0.001
 HARNESS_SECONDS_PER_ROW_WINDOW = 0.0001
 
 
@@ -61,17 +70,14 @@ def family(engine: str) -> str:
     return re.split(r"[\[@~]", engine, maxsplit=1)[0]
 
 
-def sibling_count(case: Case, engines: Sequence[str], unbatched_share: float,
-                  limit: int = MAX_SIBLINGS) -> int:
+def sibling_count(case: Case, engines: Sequence[str], limit: int = MAX_SIBLINGS) -> int:
     """The siblings (the shape's own case included) a shape gets; see the module doc."""
     runs = batched_engines(case, engines)
     if not runs:
         return 1
     query = sum(QUERY_SECONDS.get(family(e), DEFAULT_QUERY_SECONDS) for e in runs)
-    per_case = (harness_seconds(case)
-                + sum(CASE_SECONDS.get(family(e), DEFAULT_CASE_SECONDS) for e in runs)
-                + unbatched_share * query)
-    return max(1, min(limit, 1 + int(query / per_case)))
+    per_case = harness_seconds(case) + sum(CASE_SECONDS.get(family(e), DEFAULT_CASE_SECONDS) for e in runs)
+    return max(1, min(limit, 1 + int(QUERY_MULTIPLE * query / per_case)))
 
 
 def harness_seconds(case: Case) -> float:

@@ -27,10 +27,12 @@ from harness.cli.options import (
     positive_float,
     positive_int,
     share,
+    usable_cores,
 )
 from harness.cli.progress import ProgressLine
 from harness.cli.report import check_report_option, write_report
-from harness.core.errors import InvalidInput
+from harness.core import stages
+from harness.core.errors import CannotWrite, InvalidInput
 from harness.generate.cases import LARGE_SHARE
 
 
@@ -74,8 +76,9 @@ def _budget() -> argparse.ArgumentParser:
 def _campaign() -> argparse.ArgumentParser:
     """The campaign's own options, listed after the engines'."""
     p = parent()
-    p.add_argument("--jobs", type=positive_int, default=1, help="shard processes, each with its own engines "
-                   "(default: %(default)s)")
+    p.add_argument("--jobs", type=positive_int,
+                   help=f"shard processes, each with its own engines (default: the usable cores, "
+                   f"{usable_cores()} here; with --resume, the campaign's own)")
     p.add_argument("--out", type=Path, help="campaign directory (default: reports/fuzz-SEED)")
     p.add_argument("--resume", action="store_true", help="continue the campaign in --out")
     p.add_argument("--no-reduce", dest="reduce", action="store_false",
@@ -109,6 +112,10 @@ def _campaign() -> argparse.ArgumentParser:
     p.add_argument("--thread-share", type=share, default=0.02,
                    help="share of cases re-run on multi-threaded profiles, answers compared run "
                    "to run (half the batch-scale cases at least) (default: %(default)s)")
+    p.add_argument("--profile", type=Path, metavar="FILE",
+                   help="write where the campaign's wall time went, by stage (generation, reference, "
+                   "each engine, judging, confirmations and re-runs, metamorphic checks, reduction, "
+                   "writing...), to FILE as JSON, and print the table on stderr")
     p.add_argument("--reruns", type=non_negative_int, default=3,
                    help="identical re-runs of each finding; verdicts that change make it "
                    "nondeterministic (default: %(default)s)")
@@ -118,15 +125,18 @@ def _campaign() -> argparse.ArgumentParser:
 def cmd_fuzz(args: argparse.Namespace) -> int:
     from harness.campaign.loop import CampaignConfig, run_campaign
     from harness.results.read import read_results
-    from harness.results.store import recorded_seed
+    from harness.results.store import recorded_jobs, recorded_seed
 
     if args.spark_remote and not args.spark_remote.startswith("sc://"):
         raise InvalidInput(f"{args.spark_remote!r} is not a Spark Connect URL (sc://HOST:PORT)",
                            "--spark-remote")
     check_report_option(args)
-    seed = args.seed
+    seed, jobs = args.seed, args.jobs
     if seed is None and args.resume and args.out is not None:
         seed = recorded_seed(args.out)
+    if jobs is None and args.resume and args.out is not None:
+        jobs = recorded_jobs(args.out)
+    jobs = jobs or usable_cores()
     if seed is None:
         seed = int(time.time() * 1000) % 1_000_000_007
     out = args.out or Path("reports") / f"fuzz-{seed}"
@@ -135,18 +145,20 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     engines = tuple(engine_list(args.engines))
     config = CampaignConfig(
         seed=seed, engines=engines, out=out, cases=cases,
-        minutes=args.minutes, jobs=args.jobs, resume=args.resume, reduce=args.reduce,
+        minutes=args.minutes, jobs=jobs, resume=args.resume, reduce=args.reduce,
         reduce_seconds=args.reduce_seconds, timeout_seconds=args.timeout,
         metamorphic_share=args.metamorphic_share, batch_size=args.batch_size,
         unbatched_share=args.unbatched_share, bare_share=args.bare_share, reruns=args.reruns,
         large_share=args.large_share, profile_share=args.profile_share, thread_share=args.thread_share,
-        engine_options=engine_options(args, list(engines)),
+        engine_options=engine_options(args, list(engines)), profile=args.profile is not None,
     )
     budget = f"{args.minutes:g} minutes" if args.minutes else f"{cases} cases"
     where = " as a Spark job" if args.on_spark else ""
     print(f"fuzz: seed {seed}, engines {','.join(engines)}, {budget}, out {out}{where}",
           file=sys.stderr)
     line = ProgressLine()
+    clock = stages.start() if args.profile is not None else None
+    t0 = time.perf_counter()
     try:
         if args.on_spark:
             from harness.campaign.spark_job import run_on_spark
@@ -156,6 +168,8 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
             result = run_campaign(config, listener=line.campaign)
     finally:
         line.clear()
+        if clock is not None:
+            _write_profile(args.profile, stages.stop(), time.perf_counter() - t0, config)
     if args.format == "json":
         json.dump({"campaign": config.as_json(), "summary": result.summary,
                    "findings": result.findings}, sys.stdout, indent=2, default=str)
@@ -165,6 +179,22 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     if args.report:  # a resumed campaign's earlier part is on disk alone: report the directory
         write_report([read_results(result.out)], args)
     return result.exit_code
+
+
+def _write_profile(path: Path, clock: stages.Profile | None, wall: float, config) -> None:
+    """The campaign's stage profile as JSON, its table on stderr. With several
+    jobs the shards' seconds add up to more than the wall time."""
+    if clock is None:
+        return
+    doc = {"wall_seconds": round(wall, 3), "jobs": config.jobs, "engines": list(config.engines),
+           "seed": config.seed, **clock.as_json()}
+    text = stages.table(doc, wall)
+    try:
+        path.write_text(json.dumps({**doc, "table": text.splitlines()}, indent=2) + "\n")
+    except OSError as e:
+        raise CannotWrite(f"cannot write the profile: {e.strerror}", str(path)) from None
+    print(f"profile (seconds by stage{', summed over ' + str(config.jobs) + ' jobs' if config.jobs > 1 else ''}):\n"
+          f"{text}\nprofile: {path}", file=sys.stderr)
 
 
 def format_summary(summary: dict, findings: list[dict]) -> str:

@@ -58,6 +58,15 @@ def _number(parse: Callable[[str], float], holds: Callable[[float], bool], wante
 
 
 positive_int = _number(int, lambda v: v >= 1, "a whole number, at least 1")
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity, as a container or
+    `taskset` limits it), the default of every `--jobs`."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
 non_negative_int = _number(int, lambda v: v >= 0, "a whole number, 0 or more")
 positive_float = _number(float, lambda v: v > 0, "a number above 0")
 non_negative_float = _number(float, lambda v: v >= 0, "a number, 0 or more")

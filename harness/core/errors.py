@@ -11,6 +11,18 @@ from __future__ import annotations
 class HarnessError(Exception):
     """Base of every error the harness raises on purpose."""
 
+    def __reduce__(self) -> tuple:
+        # Rebuilt as it is (class, message, attributes), whatever its constructor
+        # takes: a campaign's shard process sends its errors to the parent.
+        return _rebuilt, (type(self), self.args, dict(self.__dict__))
+
+
+def _rebuilt(cls: type[HarnessError], args: tuple, state: dict) -> HarnessError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
+
 
 class InvalidInput(HarnessError):
     """Bad input from a user: a case file, a query, a command-line value.

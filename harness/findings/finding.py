@@ -20,6 +20,7 @@ import pyarrow as pa
 from harness.cases.case import Case
 from harness.cases.casefile import SavedCase, rows_doc, save_case
 from harness.core.errors import CannotWrite
+from harness.core.stages import stage
 from harness.engines.base import Engine
 from harness.findings.majority import classify
 from harness.findings.signature import Signature, signature
@@ -187,8 +188,9 @@ class FindingMaker:
             seconds = min(seconds, self.deadline - time.time())
             if seconds < MIN_REDUCE_SECONDS:
                 return None
-        outcome = reduce_finding(case, sig.key, self.engines_for(result), self.engines,
-                                 seconds, bare=bool(result.facts.bare))
+        with stage("reduction"):
+            outcome = reduce_finding(case, sig.key, self.engines_for(result), self.engines,
+                                     seconds, bare=bool(result.facts.bare))
         self.save(outcome.case, path, {**record, **outcome.record(f"{sig.key}.yaml", self.versions())})
         return {"kind": "reduced", "key": sig.key,
                 "file": str(path.relative_to(self.directory.parent)),

@@ -58,7 +58,9 @@ class GateConfig:
     strict_baseline: bool = False
     engine_options: dict = field(default_factory=dict)
     timeout_seconds: float = 30.0
-    batch_size: int = 20
+    # Siblings per query shape in the fuzz part: None chooses them per shape from
+    # what they cost, as `fuzz` does (`harness.campaign.siblings`).
+    batch_size: int | None = None
     whole_corpus: bool = True  # the repository's whole corpus ran (for staleness)
     # The PostgreSQL options the gate ran with (`--postgres-local`, `--postgres-dsn DSN`):
     # the replay and reduce commands it prints pass them on.

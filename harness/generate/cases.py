@@ -97,6 +97,13 @@ DATA_PRESETS: dict[str, Callable[[Draws], DataKnobs]] = {
 # About half the draws are declined (a join, or a query the reference cannot
 # evaluate at scale: `cheap_at_scale`), so about 3% of cases are batch-scale.
 LARGE_SHARE = 0.06
+# A sibling (a case that shares its shape's query: `generate_sibling`) draws
+# batch-scale rows with a fiftieth of that share. A shape gets up to hundreds
+# of siblings, whose rows cost milliseconds; one batch-scale case costs the
+# reference seconds, and runs alone. So a shape's siblings together draw about
+# as many batch-scale cases as a shape's few siblings did before they were
+# that many, and they do not set the pace of a campaign.
+SIBLING_LARGE_RATIO = 50
 # A share of cases (not the portable ones) get an INTERVAL column in t: one of
 # its drawn value columns retyped (`with_interval_column`). Drawn from the seed
 # alone (its own stream, `/interval`), so a case without one draws every other
@@ -226,7 +233,8 @@ def generate_sibling(shape: GeneratedCase, seed: str, data: str = "default",
     its own knobs; the sibling's rows need not fit them, which is fine."""
     seed = str(seed)
     streams = Streams.from_seed(seed)
-    large = _large(seed, limits) and len(shape.case.schemas) == 1 and cheap_at_scale(shape.case.query)
+    large = (_large(seed, replace(limits, large_share=limits.large_share / SIBLING_LARGE_RATIO))
+             and len(shape.case.schemas) == 1 and cheap_at_scale(shape.case.query))
     knobs = _sized(streams, data, limits, joined=len(shape.case.schemas) > 1, large=large)
     if not large and limits.rows is None and not cheap_at_scale(shape.case.query):
         knobs = {name: _at_most(k, COSTLY_MAX_ROWS) for name, k in knobs.items()}

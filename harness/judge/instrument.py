@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import pyarrow as pa
 
@@ -82,9 +83,10 @@ class Plan:
     offset: int | None = None
     sensitive_columns: frozenset[int] = frozenset()  # user columns that depend on peer order
 
-    @property
+    @cached_property
     def unlimited(self) -> Query:
-        """The query without LIMIT/OFFSET, to know every row the limit may pick from."""
+        """The query without LIMIT/OFFSET, to know every row the limit may pick from
+        (one object per plan: what is keyed by it is found again)."""
         return _without_limit(self.query)
 
 

@@ -24,6 +24,7 @@ from harness.core.errors import (
     ReferenceGap,
     Unsupported,
 )
+from harness.core.stages import stage
 from harness.engines.base import Engine
 from harness.judge.cells import Rows, TypeClass, cells_equal, float_tolerance, hashable, rows_of
 from harness.judge.facts import Facts
@@ -129,8 +130,9 @@ class _Side:
 def _run(engine: Engine, case: Case) -> _Side:
     side = _Side(case.sql)
     try:
-        side.sql = engine.render(case.query)
-        side.answer = engine.run(case.tables, side.sql)
+        with stage(f"engine {engine.name}"):
+            side.sql = engine.render(case.query)
+            side.answer = engine.run(case.tables, side.sql)
     except (Unsupported, ReferenceGap) as e:
         side.failure, side.unsupported = str(e), True
     except (EngineError, EvaluationError) as e:

@@ -8,10 +8,10 @@ render and run it on each engine and judge each answer against the reference.
 from __future__ import annotations
 
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from typing import Any
 
 import pyarrow as pa
 
@@ -38,6 +38,7 @@ from harness.core.model import (
     walk,
 )
 from harness.core.semantics import STANDARD, SemanticsProfile
+from harness.core.stages import stage
 from harness.core.types import TypeKind
 from harness.engines.base import Engine
 from harness.judge.bare import bare_comparator
@@ -163,6 +164,9 @@ class _Prepared:
     by_knobs: dict[tuple, _Judged] = field(default_factory=dict)  # see `under`
     seconds: float = 0.0  # the reference's own evaluation time
     comparator: Comparator = compare  # the bare query's own (`harness.judge.bare`)
+    # The reference's rows of this case under a profile, from one evaluation of
+    # its whole sibling batch (None where the batch gives none): see `Batched`.
+    batched: Batched | None = None
 
     def under(self, profile: SemanticsProfile) -> _Judged:
         """The reference evaluated under `profile`: once per profile, and once for
@@ -177,16 +181,27 @@ class _Prepared:
         return judged
 
     def _evaluate(self, profile: SemanticsProfile) -> _Judged:
+        answer = self.batched(self.plan, profile) if self.batched is not None else None
+        if answer is not None:  # the batch answered: this case is valid, its rows known
+            return _Judged(Oracle(self.plan.unlimited, self.tables, profile, answer=answer))
         t0 = time.perf_counter()
         judged = _Judged(Oracle(self.plan.unlimited, self.tables, profile))
         try:
-            judged.oracle.evaluate()
+            with stage("reference"):
+                judged.oracle.evaluate()
         except EvaluationError as e:
             judged.invalid = e
         except ReferenceGap as e:
             judged.gap = e
         self.seconds += time.perf_counter() - t0
         return judged
+
+
+# The reference's answer to one case of a sibling batch, from one evaluation of
+# the batch (`harness.campaign.reference_batch`): given the case's instrumented
+# plan and a profile, its rows, or None where the batch cannot give them (it does
+# not batch, or some case of it is invalid: each is then evaluated alone).
+Batched = Callable[[Plan, SemanticsProfile], "pa.Table | None"]
 
 
 def _uses_function(*names: str) -> Callable[[list], bool]:
@@ -222,11 +237,37 @@ def _is_string_literal(node: object) -> bool:
     return isinstance(node, Literal) and node.type is not None and node.type.kind is TypeKind.STRING
 
 
-@lru_cache(maxsize=256)
 def _touched_knobs(query: Query) -> frozenset[str]:
+    return _by_identity(_TOUCHED, query, _knobs_touched)
+
+
+def _knobs_touched(query: Query) -> frozenset[str]:
     nodes = list(walk(query))
     return frozenset(knob for knob in SemanticsProfile.__dataclass_fields__
                      if knob != "name" and _KNOB_TOUCHED_BY.get(knob, lambda _: True)(nodes))
+
+
+# Memos keyed by the very objects they were computed for. Sibling cases share
+# their shape's query object, and a query tree's hash is computed anew at each
+# call (it walks the whole tree): per sibling that cost more than the rest of
+# its preparation. Each entry keeps its objects, so an id is never reused
+# while it is a key.
+_TOUCHED: OrderedDict[tuple[int, ...], tuple] = OrderedDict()
+_PLANS: OrderedDict[tuple[int, ...], tuple] = OrderedDict()
+_MEMO_SIZE = 64
+
+
+def _by_identity(memo: OrderedDict, key: object, compute: Callable, *more: object) -> Any:
+    ident = (id(key), *map(id, more))
+    found = memo.get(ident)
+    if found is not None and found[0] is key and all(a is b for a, b in zip(found[1], more, strict=True)):
+        memo.move_to_end(ident)
+        return found[2]
+    value = compute(key, *more)
+    memo[ident] = (key, more, value)
+    while len(memo) > _MEMO_SIZE:
+        memo.popitem(last=False)
+    return value
 
 
 def effective_knobs(profile: SemanticsProfile, query: Query) -> tuple:
@@ -290,16 +331,21 @@ class PreparedCase:
     without ORDER BY too (a second instrumented query, judged on its own).
     """
 
-    def __init__(self, case: Case) -> None:
+    def __init__(self, case: Case, batched: Batched | None = None,
+                 restrictions: dict[str, Restriction | None] | None = None) -> None:
+        """`batched`: the case's rows from its sibling batch (see `Batched`);
+        `restrictions`: what each engine runs of the query, shared by siblings
+        (their query is one)."""
         self.case = case
-        self.plain = _prepare(case)
+        self.batched = batched
+        self.plain = _prepare(case, batched=batched)
         self.reference = _judge_reference(self.plain)
-        self.witnessed = (_prepare(case, unordered_witness=True)
+        self.witnessed = (_prepare(case, unordered_witness=True, batched=batched)
                           if has_unordered_sensitive_window(case.query) else self.plain)
         # Per engine, what it runs of a query it cannot write as it is; and per
         # distinct restricted query, its instrumented forms (engines with the
         # same restriction share the reference's evaluations).
-        self._restrictions: dict[str, Restriction | None] = {}
+        self._restrictions: dict[str, Restriction | None] = {} if restrictions is None else restrictions
         self._restricted: dict[Query, tuple[_Prepared, _Prepared]] = {}
 
     def for_engine(self, engine: Engine) -> _Prepared:
@@ -326,8 +372,8 @@ class PreparedCase:
             # restricted one is judged against the reference alone.
             case = replace(self.case, query=restriction.query, sql=write(restriction.query),
                            expected=None, error=None)
-            plain = _prepare(case, restriction=restriction)
-            witnessed = (_prepare(case, unordered_witness=True, restriction=restriction)
+            plain = _prepare(case, restriction=restriction, batched=self.batched)
+            witnessed = (_prepare(case, unordered_witness=True, restriction=restriction, batched=self.batched)
                          if has_unordered_sensitive_window(case.query) else plain)
             found = self._restricted[restriction.query] = (plain, witnessed)
         return found
@@ -405,10 +451,14 @@ def flag_suspect_reference(case: Case, reference: Result, results: list[Result],
     _flag_suspect_reference(case, reference, judged, implementations)
 
 
-def _prepare(case: Case, unordered_witness: bool = False, restriction: Restriction | None = None) -> _Prepared:
-    plan = instrument(case.query, case.schemas, unordered_witness)
-    tables = with_rowid(case.tables) if plan.rowid_column is not None else dict(case.tables)
-    prepared = _Prepared(case, plan, tables, profile_named(case.profile), restriction)
+def _prepare(case: Case, unordered_witness: bool = False, restriction: Restriction | None = None,
+             batched: Batched | None = None) -> _Prepared:
+    with stage("instrument"):
+        # One plan for a query: siblings share it (and what is keyed by it).
+        plan = _by_identity(_PLANS, case.query, lambda q, s, w: instrument(q, s, w), case.schemas,
+                            unordered_witness)
+        tables = with_rowid(case.tables) if plan.rowid_column is not None else dict(case.tables)
+    prepared = _Prepared(case, plan, tables, profile_named(case.profile), restriction, batched=batched)
     prepared.under(prepared.profile)
     return prepared
 
@@ -436,7 +486,7 @@ def _judge_reference(p: _Prepared) -> Result:
     elif p.case.error is not None:
         result.said(Verdict.MISMATCH, f"the case expects an error ({p.case.error}), the reference returned rows")
     else:
-        result.answer = result.reference_answer = ref.oracle.evaluate().table
+        result.answer = result.reference_answer = ref.oracle.answer()
     if result.verdict is Verdict.MATCH and ref.gap is None and ref.invalid is None \
             and p.case.error is None and p.case.expected is not None:
         judgement = Judgement(p.plan, p.profile.null_ordering)
@@ -452,8 +502,9 @@ def _judge_engine(p: _Prepared, engine: Engine) -> Result:
     ref = p.under(engine.dialect.semantics)
     result.reference_answer = reference_table(ref)
     try:
-        result.sql = engine.render(p.plan.query)
-        answer = engine.run(p.tables, result.sql)
+        with stage(f"engine {engine.name}"):
+            result.sql = engine.render(p.plan.query)
+            answer = engine.run(p.tables, result.sql)
     except InvalidQuery as e:  # the writer could not spell the model: a harness bug
         _harness_failed(result, Verdict.ERROR, f"the harness cannot render this query: {e}")
         return said_restricted(result, p)
@@ -479,7 +530,7 @@ def reference_table(ref: _Judged) -> pa.Table | None:
     """The reference's answer (evaluated once, kept by its oracle), or None when it has none."""
     if ref.invalid is not None or ref.gap is not None:
         return None
-    return ref.oracle.evaluate().table
+    return ref.oracle.answer()
 
 
 def _harness_failed(result: Result, verdict: Verdict, message: str) -> None:
@@ -525,12 +576,16 @@ def judge_answer(p: _Prepared, engine: Engine, result: Result, answer: pa.Table)
     else:
         judgement = Judgement(p.plan, engine.dialect.semantics.null_ordering)
         try:
-            with search_limit():
+            with search_limit(), stage("judging"):
                 _fill(result, p.comparator(answer, judgement, ref.oracle))
         except ReferenceTimeout as e:  # searching orders of tied rows evaluates it again and again
             _harness_failed(result, Verdict.INCONCLUSIVE, f"reference cannot evaluate: {e}")
             return said_restricted(result, p)
-        result.notes += _by_design_note(p, engine.dialect.semantics)
+        if p.batched is None or result.verdict is not Verdict.MATCH:
+            # Not on a batch sibling's match: said nowhere (a campaign shows what
+            # does not pass), and re-evaluating each knob on each sibling costs more
+            # than the rest of its judging.
+            result.notes += _by_design_note(p, engine.dialect.semantics)
     return said_restricted(result, p)
 
 
@@ -553,11 +608,13 @@ def _by_design_note(p: _Prepared, profile: SemanticsProfile) -> tuple[str, ...]:
 
 
 def _answer(p: _Prepared, profile: SemanticsProfile) -> object:
-    """The reference's rows under a profile (values, not types), or why there are none."""
+    """The reference's rows under a profile (values, not types), or why there are
+    none: in order where the query orders them, else as a bag."""
     judged = p.under(profile)
     if judged.invalid is not None or judged.gap is not None:
         return ("no rows", str(judged.invalid or judged.gap))
-    return judged.oracle.evaluate().table.to_pylist()
+    rows = judged.oracle.answer().to_pylist()
+    return rows if _ordered(p.plan.query) else sorted(map(repr, rows))
 
 
 def _fill(result: Result, outcome: Outcome) -> None:

@@ -45,8 +45,11 @@ FINDINGS_DIR = "findings"
 # files): what starting afresh removes, and nothing else.
 CAMPAIGN_FILES = (CAMPAIGN, CASES, FINDINGS, SUMMARY, VERSIONS, FINDINGS_DIR, "verdicts.parquet",
                   "findings.parquet", *(f"{name}.tmp" for name in (CAMPAIGN, FINDINGS, SUMMARY, VERSIONS)))
-# What must match for --resume to continue a campaign rather than start another.
-RESUME_FIELDS = ("seed", "engines")
+# What must match for --resume to continue a campaign rather than start another:
+# the seed, the engines, and the stride of case indices per shape (`slot`),
+# which a campaign recorded before it was written had at 20.
+RESUME_FIELDS = ("seed", "engines", "slot")
+RESUME_DEFAULTS = {"slot": 20}
 
 
 @dataclass
@@ -207,10 +210,14 @@ class CampaignStore:
 
     def _check_same(self, recorded: dict, config: dict) -> None:
         for name in RESUME_FIELDS:
-            if recorded.get(name) != config.get(name):
+            was = recorded.get(name, RESUME_DEFAULTS.get(name))
+            if name in config and was != config[name]:
+                hint = (" (an earlier version of window-harness gave each query shape another range of "
+                        "case indices; resume it with that version, or start a new campaign)"
+                        if name == "slot" else "")
                 raise InvalidInput(
-                    f"cannot resume: the campaign in {self.out} has {name}={recorded.get(name)!r}, "
-                    f"this run asks for {config.get(name)!r}", f"--{name}")
+                    f"cannot resume: the campaign in {self.out} has {name}={was!r}, "
+                    f"this run asks for {config[name]!r}{hint}", f"--{name}")
 
     def _check_seed(self, cases: list[dict], seed: object) -> None:
         recorded = {str(line.get("seed", "")).rpartition("/")[0] for line in cases}
@@ -296,6 +303,14 @@ def recorded_seed(out: Path) -> int | None:
         seed = str(line.get("seed", "")).rpartition("/")[0]
         return int(seed) if seed.lstrip("-").isdigit() else None
     return None
+
+
+def recorded_jobs(out: Path) -> int | None:
+    """The shard count the campaign in `out` ran with (None when campaign.json does
+    not say): a resume keeps it, so every case is the one an uninterrupted run draws."""
+    config = _config(out / CAMPAIGN)
+    jobs = config.get("jobs") if config is not None else None
+    return jobs if isinstance(jobs, int) and jobs >= 1 else None
 
 
 def complete_findings(findings: Iterable[dict], done: set[int]) -> list[dict]:
