@@ -59,7 +59,8 @@ reference (the code before a change, say), put the directory holding its
 `reference_impl` first on PYTHONPATH; the report names the copy it timed.
 The baseline: the same evaluations (one run over fresh objects) by the
 reference's definitions (`definitions_only`); the ratio is their CPU time
-per evaluation over the reference's.
+per evaluation over the reference's. A copy of the reference older than
+`reference_impl.testing.definitions_only` is timed without a baseline.
 
 `--json` prints one JSON object instead: the figures, `baseline` (name,
 what, figure, unit) and `ratio`.
@@ -88,7 +89,6 @@ from harness.core.model import Query
 from harness.core.semantics import STANDARD
 from harness.sql import parse
 from reference_impl import PeerOrder, SemanticsProfile, evaluate
-from reference_impl.testing import definitions_only
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/calibration.py
 from calibration import CALIBRATION_NAME, baseline_json, calibration_cpu_seconds  # noqa: E402
@@ -183,6 +183,21 @@ def make_table(rows: int, seed: int) -> pa.Table:
     )
 
 
+def definitions_only():
+    """`reference_impl.testing.definitions_only()`, the baseline's context; None
+    in a copy of the reference older than it (put on PYTHONPATH to be timed):
+    that copy is timed without a baseline."""
+    try:
+        from reference_impl.testing import definitions_only as definitions
+    except ImportError:
+        return None
+    return definitions()
+
+
+NO_BASELINE = baseline_json("definitions", "none: this copy of the reference has no "
+                            "reference_impl.testing.definitions_only", 0.0, "-", None, "no baseline")
+
+
 def time_once(query: Query, data: pa.Table) -> tuple[float, float]:
     """The wall time and the CPU time of one evaluation."""
     start, start_cpu = time.perf_counter(), time.process_time()
@@ -226,20 +241,27 @@ def main(argv: list[str] | None = None) -> int:
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     # The baseline: the definitions over the first rows of the same table.
     small = data.slice(0, min(rows, args.baseline_rows))
-    with definitions_only():
-        base_wall, base_cpu = time_once(parse(workload.query), small)
     cpu_median = statistics.median(cpu for _, cpu in runs)
-    base_us, us = 1e6 * base_cpu / small.num_rows, 1e6 * cpu_median / rows
-    ratio = base_us / us
+    us = 1e6 * cpu_median / rows
     result = {
         "workload": args.workload, "rows": rows, "median_seconds": median, "seconds": times,
         "cpu_median_seconds": cpu_median, "cpu_us_per_row": us,
-        "target_seconds": args.target, "peak_mib": peak_mib,
-        **baseline_json(
+        "target_seconds": args.target, "peak_mib": peak_mib, **NO_BASELINE,
+    }
+    baseline_line = "no baseline: this copy of the reference has no definitions_only"
+    if (definitions := definitions_only()) is not None:
+        with definitions:
+            base_wall, base_cpu = time_once(parse(workload.query), small)
+        base_us = 1e6 * base_cpu / small.num_rows
+        ratio = base_us / us
+        result.update(baseline_json(
             "definitions", f"the same query by the reference's definitions (fast paths off) "
             f"over the first {small.num_rows} rows", base_us, "CPU us per row", ratio,
-            "the definitions' CPU time per row over the reference's"),
-    }
+            "the definitions' CPU time per row over the reference's"))
+        baseline_line = (
+            f"baseline, the definitions over the first {small.num_rows} rows: {base_wall:.2f} s "
+            f"({base_cpu:.2f} s of CPU), {base_us:.1f} us of CPU per row; ratio {ratio:.1f} "
+            f"(definitions / reference, CPU per row)")
     if args.json:
         print(json.dumps(result))
     else:
@@ -249,9 +271,7 @@ def main(argv: list[str] | None = None) -> int:
             f"[{', '.join(f'{t:.2f}' for t in times)}], CPU median "
             f"{result['cpu_median_seconds']:.2f} s; target {args.target:g} s; "
             f"peak memory {peak_mib:.0f} MiB\n"
-            f"  per row: {us:.1f} us of CPU; baseline, the definitions over the first "
-            f"{small.num_rows} rows: {base_wall:.2f} s ({base_cpu:.2f} s of CPU), {base_us:.1f} us "
-            f"of CPU per row; ratio {ratio:.1f} (definitions / reference, CPU per row)"
+            f"  per row: {us:.1f} us of CPU; {baseline_line}"
         )
     if median > args.target:
         print(f"OVER TARGET by {median - args.target:.2f} s", file=sys.stderr if args.json else sys.stdout)
@@ -357,22 +377,27 @@ def campaign(groups: int, siblings: int, runs: int, as_json: bool = False) -> in
         calls = campaign_calls(shapes, siblings)
         timings.append(time_calls(calls))
     timings = timings[1:]
-    with definitions_only():  # the baseline: the same evaluations by the definitions
-        base = time_calls(campaign_calls(shapes, siblings))
 
     def median(field: str) -> float:
         return statistics.median(getattr(t, field) for t in timings)
 
+    baseline, baseline_line = NO_BASELINE, "no baseline: this copy of the reference has no definitions_only"
+    if (definitions := definitions_only()) is not None:
+        with definitions:  # the baseline: the same evaluations by the definitions
+            base = time_calls(campaign_calls(shapes, siblings))
+        ratio = base.cpu / median("cpu")
+        baseline = baseline_json("definitions", "the same evaluations by the reference's definitions "
+                                 "(fast paths off), one run", base.cpu, "CPU ms per evaluation", ratio,
+                                 "the definitions' CPU time per evaluation over the reference's")
+        baseline_line = (f"baseline, the same evaluations by the definitions: {base.wall:.3f} ms per "
+                         f"evaluation (wall), {base.cpu:.3f} ms (CPU); ratio {ratio:.2f} "
+                         "(definitions / reference, CPU)")
     firsts = sum(c.first for c in calls)
-    ratio = base.cpu / median("cpu")
     if as_json:
         print(json.dumps({
             "workload": "campaign", "evaluations_per_run": len(calls), "runs": runs,
             "ms_per_evaluation": median("wall"), "cpu_ms_per_evaluation": median("cpu"),
-            "cpu_ms_first": median("first"), "cpu_ms_repeat": median("repeat"),
-            **baseline_json("definitions", "the same evaluations by the reference's definitions "
-                            "(fast paths off), one run", base.cpu, "CPU ms per evaluation", ratio,
-                            "the definitions' CPU time per evaluation over the reference's"),
+            "cpu_ms_first": median("first"), "cpu_ms_repeat": median("repeat"), **baseline,
         }))
         return 0
     print(
@@ -384,8 +409,7 @@ def campaign(groups: int, siblings: int, runs: int, as_json: bool = False) -> in
         f"  {median('cpu'):.3f} ms per evaluation (CPU): {median('first'):.3f} for the first "
         f"over a case's tables ({firsts}), {median('repeat'):.3f} for the others "
         f"({len(calls) - firsts})\n"
-        f"  baseline, the same evaluations by the definitions: {base.wall:.3f} ms per evaluation "
-        f"(wall), {base.cpu:.3f} ms (CPU); ratio {ratio:.2f} (definitions / reference, CPU)"
+        f"  {baseline_line}"
     )
     return 0
 

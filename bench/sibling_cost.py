@@ -19,8 +19,10 @@ Prints medians (milliseconds); the numbers written into
 The baseline, per engine and in the same run: the cost of one more case in
 a batch. The ratio, the fixed cost of a query over it, says how many
 siblings a query carries for the price of one more query (what batching
-saves), whatever the machine's speed or load: both are measured in the same
-loop. The overall figures are the medians over the engines. `--json`
+saves); both are measured in the same loop, so the machine's speed moves
+it less than either figure, but on a shared machine it is noisy (the
+per-case cost is the difference of two short wall times): two runs at the
+same load gave 6 and 2 for DuckDB. The overall figures are the medians over the engines. `--json`
 prints one JSON object: per engine `fixed_ms`, `per_case_ms`, `baseline`
 and `ratio`, the harness's own per-case figures, and overall `baseline` and
 `ratio`.
