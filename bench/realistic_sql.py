@@ -18,6 +18,17 @@ own error (a crash) is a defect and is listed with its query.
     .venv/bin/python bench/realistic_sql.py --verbose       # + parse errors by message, crashes
     .venv/bin/python bench/realistic_sql.py --json          # one JSON object
     .venv/bin/python bench/realistic_sql.py --engines duckdb,datafusion
+    .venv/bin/python bench/realistic_sql.py --limit 5        # the first 5 queries of each style
+
+It also times each step (CPU time of this process, steadier on a shared
+machine than wall time; an engine in a process of its own, Spark's JVM or
+PostgreSQL, is not in it): the parse, the plain evaluation on the
+reference and the case through `run_case`. The baseline is the naive way
+of answering a query, the plain evaluation on the reference; the ratio is
+the time of the harness's path for a case (instrumenting, the reference as
+oracle, judging; the engines of `--engines` too) over it, both summed over
+the queries that parse. Both run in the same loop, so a loaded or a fast
+machine leaves the ratio about where it is.
 
 To measure another checkout (the code before a change, say), put it first on
 PYTHONPATH: `PYTHONPATH=/path/to/checkout .venv/bin/python bench/realistic_sql.py`;
@@ -31,6 +42,7 @@ import argparse
 import json
 import re
 import sys
+import time
 import traceback
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -40,6 +52,9 @@ from pathlib import Path
 import yaml
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "realistic_sql"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/calibration.py
+from calibration import baseline_json  # noqa: E402
+
 STYLES = ("postgres", "duckdb", "datafusion", "spark")
 _NAME = re.compile(r"^--\s*name:\s*(\S+)\s*$")
 # A parse error reads "line:column: message"; the position differs per query.
@@ -64,6 +79,7 @@ class Outcome:
     harness: str | None = None  # the reference's verdict through run_case, or crash
     harness_detail: str = ""
     engines: dict[str, tuple[str, str]] = field(default_factory=dict)  # engine -> (verdict, detail)
+    seconds: dict[str, float] = field(default_factory=dict)  # step -> CPU seconds
 
 
 def read_queries(path: Path, style: str) -> list[RealisticQuery]:
@@ -173,13 +189,18 @@ def measure(queries: Sequence[RealisticQuery], schemas, tables, engines: Sequenc
     for q in queries:
         out = Outcome(q)
         outcomes.append(out)
+        t0 = time.process_time()
         try:
             query = parse(q.sql)
         except Exception as e:  # noqa: BLE001 (the parser's own error or a crash: both are reported)
             out.parse_error = parse_message(e) if _is_harness(e) else f"parser crash: {_crash_text(e)}"
             continue
+        t1 = time.process_time()
         out.reference, out.reference_detail = reference_outcome(query, tables)
+        t2 = time.process_time()
         verdicts = harness_outcomes(make_case(q, query, schemas, tables), [reference, *engines])
+        t3 = time.process_time()
+        out.seconds = {"parse": t1 - t0, "reference": t2 - t1, "run_case": t3 - t2}
         out.harness, out.harness_detail = verdicts.pop(reference.name)
         out.engines = verdicts
     return outcomes
@@ -222,7 +243,18 @@ def summarize(outcomes: Iterable[Outcome]) -> dict:
                                      else None, o.parse_error or ""))
         if label == "crash"
     ]
+    parsed = [o for o in outcomes if o.seconds]
+    steps = {step: sum(o.seconds[step] for o in parsed) for step in ("parse", "reference", "run_case")}
+    ms = {step: 1000 * total / max(1, len(parsed)) for step, total in steps.items()}
+    ratio = steps["run_case"] / steps["reference"] if steps["reference"] > 0 else None
     return {
+        "timing": {"queries_timed": len(parsed), "cpu_seconds": steps,
+                   "cpu_ms_per_query": ms},
+        **baseline_json("plain-reference", "the plain query evaluated on the reference "
+                        "(reference_impl.evaluate), the naive way of answering it",
+                        ms["reference"], "CPU ms per query", ratio,
+                        "the harness's path for a case (run_case) over the plain evaluation, "
+                        "CPU time summed over the queries that parse"),
         "styles": by_style,
         "parse_errors": [{"message": m, "count": len(qs), "queries": qs}
                          for m, qs in sorted(errors.items(), key=lambda kv: (-len(kv[1]), kv[0]))],
@@ -244,6 +276,11 @@ def print_report(summary: dict, verbose: bool, top: int) -> None:
         print(f"{style:<11} {s['parsed']:>4}/{s['queries']:<4} {100 * s['parsed_share']:5.1f}%  {counts} | {verdicts}")
         for name, c in s["engines"].items():
             print(f"{'':<30}{name}: " + ", ".join(f"{k} {v}" for k, v in c.items()))
+    t = summary["timing"]["cpu_ms_per_query"]
+    ratio = summary["ratio"]
+    print(f"\nCPU per query ({summary['timing']['queries_timed']} that parse): parse {t['parse']:.1f} ms, "
+          f"plain evaluation on the reference (the baseline) {t['reference']:.1f} ms, run_case "
+          f"{t['run_case']:.1f} ms; ratio {'-' if ratio is None else f'{ratio:.1f}'} (run_case / plain)")
     print(f"\ncrashes (non-harness exceptions): {len(summary['crashes'])}")
     for c in summary["crashes"]:
         print(f"  {c['query']} [{c['step']}]: {c['detail']}")
@@ -282,8 +319,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--engines", default="", help="also run the parsed queries on these engines, e.g. duckdb,datafusion")
     ap.add_argument("--postgres-local", action="store_true",
                     help="the postgres engine on its own throwaway local server")
+    ap.add_argument("--limit", type=int, default=None, help="only the first N queries of each style")
     args = ap.parse_args(argv)
     queries = load_queries(args.fixtures)
+    if args.limit is not None:
+        queries = [q for style in STYLES for q in [q for q in queries if q.style == style][:args.limit]]
     schemas, tables = load_tables(args.fixtures)
     engines = start_engines(args.engines, args.postgres_local)
     try:

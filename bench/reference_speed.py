@@ -18,6 +18,14 @@ Prints the median wall time of the evaluations (and their CPU time, steadier
 on a busy machine) and the peak memory of the process; exits 1 when the
 median wall time is over the target.
 
+The baseline, measured in the same run: the same query evaluated by the
+reference's definitions (`reference_impl.testing.definitions_only`: every
+fast path off, each row's frame listed by `frames.frame_positions` and
+aggregated row by row) over the first `--baseline-rows` rows of the same
+table (default 2,000; the definitions are quadratic in a partition's size,
+so the full table would take hours). The ratio: the definitions' CPU time
+per row over the reference's (the median run's), at those sizes.
+
 `--workload campaign`: what a campaign asks of the reference. Generated
 shapes with 20-row tables and 3 window expressions, each with 20 sibling
 cases (the same query object over other tables, as a batch runs them); per
@@ -39,7 +47,9 @@ standard profile, once with the unordered witness where it applies).
     .venv/bin/python bench/reference_speed.py --workload batch-scale [--cases N] [--seed N]
 
 Prints each case's rows and CPU seconds, and the median wall and CPU time
-per case.
+per case. The baseline (the definitions would take hours at these sizes):
+`bench/calibration.py`'s pure-Python loop, timed in the same process; the
+ratio is the median CPU time per case over the loop's.
 
 Prints the median milliseconds per evaluation over the runs (after one
 warm-up run): wall time, and CPU time (steadier on a busy machine), the
@@ -47,6 +57,13 @@ latter also for the first evaluation over each case's tables (nothing about
 them known yet) and for the others apart. To time another copy of the
 reference (the code before a change, say), put the directory holding its
 `reference_impl` first on PYTHONPATH; the report names the copy it timed.
+The baseline: the same evaluations (one run over fresh objects) by the
+reference's definitions (`definitions_only`); the ratio is their CPU time
+per evaluation over the reference's. A copy of the reference older than
+`reference_impl.testing.definitions_only` is timed without a baseline.
+
+`--json` prints one JSON object instead: the figures, `baseline` (name,
+what, figure, unit) and `ratio`.
 """
 
 from __future__ import annotations
@@ -54,6 +71,7 @@ from __future__ import annotations
 import argparse
 import copy
 import dataclasses
+import json
 import random
 import resource
 import statistics
@@ -61,6 +79,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import pyarrow as pa
 
@@ -70,6 +89,9 @@ from harness.core.model import Query
 from harness.core.semantics import STANDARD
 from harness.sql import parse
 from reference_impl import PeerOrder, SemanticsProfile, evaluate
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/calibration.py
+from calibration import CALIBRATION_NAME, baseline_json, calibration_cpu_seconds  # noqa: E402
 
 TARGET_SECONDS = 60.0
 
@@ -161,6 +183,21 @@ def make_table(rows: int, seed: int) -> pa.Table:
     )
 
 
+def definitions_only():
+    """`reference_impl.testing.definitions_only()`, the baseline's context; None
+    in a copy of the reference older than it (put on PYTHONPATH to be timed):
+    that copy is timed without a baseline."""
+    try:
+        from reference_impl.testing import definitions_only as definitions
+    except ImportError:
+        return None
+    return definitions()
+
+
+NO_BASELINE = baseline_json("definitions", "none: this copy of the reference has no "
+                            "reference_impl.testing.definitions_only", 0.0, "-", None, "no baseline")
+
+
 def time_once(query: Query, data: pa.Table) -> tuple[float, float]:
     """The wall time and the CPU time of one evaluation."""
     start, start_cpu = time.perf_counter(), time.process_time()
@@ -181,11 +218,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--groups", type=int, default=20, help="campaign: generated shapes")
     parser.add_argument("--siblings", type=int, default=20, help="campaign: cases per shape")
     parser.add_argument("--cases", type=int, default=12, help="batch-scale: cases to time")
+    parser.add_argument("--baseline-rows", type=int, default=2_000,
+                        help="rows the definitions (the baseline) evaluate")
+    parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
     args = parser.parse_args(argv)
     if args.workload == "batch-scale":
-        return batch_scale(args.cases, 21 if args.seed == parser.get_default("seed") else args.seed)
+        return batch_scale(args.cases, 21 if args.seed == parser.get_default("seed") else args.seed,
+                           args.json)
     if args.workload == "campaign":
-        return campaign(args.groups, args.siblings, args.runs or 5)
+        return campaign(args.groups, args.siblings, args.runs or 5, args.json)
     args.runs = args.runs or 1
     workload = WORKLOADS[args.workload]
     rows = args.rows or workload.rows
@@ -198,15 +239,42 @@ def main(argv: list[str] | None = None) -> int:
     times = [wall for wall, _ in runs]
     median = statistics.median(times)
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    print(
-        f"reference, {args.workload} workload, {rows} rows, {workload.what}: "
-        f"median {median:.2f} s over {len(times)} run(s) "
-        f"[{', '.join(f'{t:.2f}' for t in times)}], CPU median "
-        f"{statistics.median(cpu for _, cpu in runs):.2f} s; target {args.target:g} s; "
-        f"peak memory {peak_mib:.0f} MiB"
-    )
+    # The baseline: the definitions over the first rows of the same table.
+    small = data.slice(0, min(rows, args.baseline_rows))
+    cpu_median = statistics.median(cpu for _, cpu in runs)
+    us = 1e6 * cpu_median / rows
+    result = {
+        "workload": args.workload, "rows": rows, "median_seconds": median, "seconds": times,
+        "cpu_median_seconds": cpu_median, "cpu_us_per_row": us,
+        "target_seconds": args.target, "peak_mib": peak_mib, **NO_BASELINE,
+    }
+    baseline_line = "no baseline: this copy of the reference has no definitions_only"
+    if (definitions := definitions_only()) is not None:
+        with definitions:
+            base_wall, base_cpu = time_once(parse(workload.query), small)
+        base_us = 1e6 * base_cpu / small.num_rows
+        ratio = base_us / us
+        result.update(baseline_json(
+            "definitions", f"the same query by the reference's definitions (fast paths off) "
+            f"over the first {small.num_rows} rows", base_us, "CPU us per row", ratio,
+            "the definitions' CPU time per row over the reference's"))
+        baseline_line = (
+            f"baseline, the definitions over the first {small.num_rows} rows: {base_wall:.2f} s "
+            f"({base_cpu:.2f} s of CPU), {base_us:.1f} us of CPU per row; ratio {ratio:.1f} "
+            f"(definitions / reference, CPU per row)")
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(
+            f"reference, {args.workload} workload, {rows} rows, {workload.what}: "
+            f"median {median:.2f} s over {len(times)} run(s) "
+            f"[{', '.join(f'{t:.2f}' for t in times)}], CPU median "
+            f"{result['cpu_median_seconds']:.2f} s; target {args.target:g} s; "
+            f"peak memory {peak_mib:.0f} MiB\n"
+            f"  per row: {us:.1f} us of CPU; {baseline_line}"
+        )
     if median > args.target:
-        print(f"OVER TARGET by {median - args.target:.2f} s")
+        print(f"OVER TARGET by {median - args.target:.2f} s", file=sys.stderr if args.json else sys.stdout)
         return 1
     return 0
 
@@ -299,7 +367,7 @@ def time_calls(calls: list[Call]) -> Timing:
     )
 
 
-def campaign(groups: int, siblings: int, runs: int) -> int:
+def campaign(groups: int, siblings: int, runs: int, as_json: bool = False) -> int:
     from harness.generate.cases import Limits, generate_case
 
     limits = Limits(rows=20, windows=3)
@@ -313,7 +381,25 @@ def campaign(groups: int, siblings: int, runs: int) -> int:
     def median(field: str) -> float:
         return statistics.median(getattr(t, field) for t in timings)
 
+    baseline, baseline_line = NO_BASELINE, "no baseline: this copy of the reference has no definitions_only"
+    if (definitions := definitions_only()) is not None:
+        with definitions:  # the baseline: the same evaluations by the definitions
+            base = time_calls(campaign_calls(shapes, siblings))
+        ratio = base.cpu / median("cpu")
+        baseline = baseline_json("definitions", "the same evaluations by the reference's definitions "
+                                 "(fast paths off), one run", base.cpu, "CPU ms per evaluation", ratio,
+                                 "the definitions' CPU time per evaluation over the reference's")
+        baseline_line = (f"baseline, the same evaluations by the definitions: {base.wall:.3f} ms per "
+                         f"evaluation (wall), {base.cpu:.3f} ms (CPU); ratio {ratio:.2f} "
+                         "(definitions / reference, CPU)")
     firsts = sum(c.first for c in calls)
+    if as_json:
+        print(json.dumps({
+            "workload": "campaign", "evaluations_per_run": len(calls), "runs": runs,
+            "ms_per_evaluation": median("wall"), "cpu_ms_per_evaluation": median("cpu"),
+            "cpu_ms_first": median("first"), "cpu_ms_repeat": median("repeat"), **baseline,
+        }))
+        return 0
     print(
         f"reference at {reference_impl.__file__.rsplit('/', 2)[0]}: campaign workload, "
         f"{groups} shapes x {siblings} siblings, {len(calls)} evaluations per run "
@@ -322,7 +408,8 @@ def campaign(groups: int, siblings: int, runs: int) -> int:
         f"[{', '.join(f'{t.wall:.3f}' for t in timings)}]\n"
         f"  {median('cpu'):.3f} ms per evaluation (CPU): {median('first'):.3f} for the first "
         f"over a case's tables ({firsts}), {median('repeat'):.3f} for the others "
-        f"({len(calls) - firsts})"
+        f"({len(calls) - firsts})\n"
+        f"  {baseline_line}"
     )
     return 0
 
@@ -331,7 +418,7 @@ def campaign(groups: int, siblings: int, runs: int) -> int:
 # The batch-scale workload
 
 
-def batch_scale(cases: int, seed: int) -> int:
+def batch_scale(cases: int, seed: int, as_json: bool = False) -> int:
     from itertools import count
 
     from harness.generate.cases import generate_case, is_large
@@ -351,10 +438,24 @@ def batch_scale(cases: int, seed: int) -> int:
         walls.append(time.perf_counter() - t0)
         cpus.append(time.process_time() - c0)
         rows = sum(t.num_rows for t in generated.case.tables.values())
-        print(f"  {generated.seed}: {rows} rows, {cpus[-1]:.2f} s CPU", flush=True)
+        if not as_json:
+            print(f"  {generated.seed}: {rows} rows, {cpus[-1]:.2f} s CPU", flush=True)
+    calibration = calibration_cpu_seconds()
+    ratio = statistics.median(cpus) / calibration
+    if as_json:
+        print(json.dumps({
+            "workload": "batch-scale", "cases": len(walls), "seed": seed,
+            "median_seconds": statistics.median(walls), "cpu_median_seconds": statistics.median(cpus),
+            "cpu_max_seconds": max(cpus),
+            **baseline_json("calibration", CALIBRATION_NAME, calibration, "s of CPU", ratio,
+                            "the median CPU time per case over the calibration loop's time"),
+        }))
+        return 0
     print(f"reference at {reference_impl.__file__.rsplit('/', 2)[0]}: batch-scale workload, "
           f"{len(walls)} cases of seed {seed}: median {statistics.median(walls):.2f} s wall, "
-          f"{statistics.median(cpus):.2f} s CPU per case (max {max(cpus):.2f} s CPU)")
+          f"{statistics.median(cpus):.2f} s CPU per case (max {max(cpus):.2f} s CPU)\n"
+          f"  baseline, {CALIBRATION_NAME}: {calibration:.3f} s of CPU; "
+          f"ratio {ratio:.1f} (CPU per case / calibration)")
     return 0
 
 

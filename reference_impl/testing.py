@@ -1,13 +1,18 @@
 """Shorthands for building small tables and queries of the model by hand
 (in the spirit of `pandas.testing`): used by the reference's own tests, and
-handy in a REPL. Nothing in the evaluator depends on this module.
+handy in a REPL; and the reference with its fast paths off
+(`definitions_only`), the oracle of the fast paths' property tests and the
+baseline of bench/reference_speed.py. Nothing in the evaluator depends on
+this module.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from decimal import Decimal
+from unittest import mock
 
 import pyarrow as pa
 
@@ -35,7 +40,10 @@ from harness.core.model import (
     WindowSpec,
 )
 from harness.core.types import SqlType, parse_type_name, to_arrow
+from reference_impl import aggregates, frames, memo, ordering, relation, values, windows
+from reference_impl.aggregates import exact_variance
 from reference_impl.api import DEFAULT_PROFILE, Evaluation, PeerOrder, SemanticsProfile, evaluate
+from reference_impl.frames import frame_positions
 
 
 def table(**columns: tuple[str, Sequence[object]]) -> pa.Table:
@@ -157,3 +165,48 @@ def run(
 def window_values(expr: WindowExpr, data: pa.Table, **kwargs: object) -> list:
     """The values of one window expression over table "t", one per input row in input order."""
     return run(select((expr, "w")), data, **kwargs).table.column("w").to_pylist()  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------
+# The reference by its definitions (the property tests' oracle for the fast
+# paths, and bench/reference_speed.py's baseline)
+
+
+def runs_of(positions: list[int]) -> tuple[tuple[int, int], ...]:
+    """Positions in increasing order as runs of consecutive ones."""
+    runs: list[tuple[int, int]] = []
+    for p in positions:
+        if runs and runs[-1][1] == p:
+            runs[-1] = (runs[-1][0], p + 1)
+        else:
+            runs.append((p, p + 1))
+    return tuple(runs)
+
+
+@contextlib.contextmanager
+def definitions_only() -> Iterator[None]:
+    """The reference with its fast paths off: comparisons, sorts, peers,
+    frames, window aggregates and value functions, min/max and variance by
+    their definitions, nothing remembered."""
+
+    def per_row_runs(frame, part):
+        return [runs_of(frame_positions(frame, part, i)) for i in range(part.size)]
+
+    patches = [
+        mock.patch.object(values, "_PLAINLY_ORDERED", frozenset()),
+        mock.patch.object(values, "_NUMBERS_BUT_NAN", frozenset()),
+        mock.patch.object(values, "_OWN_GROUP_KEY", frozenset()),
+        mock.patch.object(ordering, "collation_keys", lambda keys, specs: None),
+        mock.patch.object(windows, "collation_keys", lambda keys, specs: None),
+        mock.patch.object(frames, "_range_edge_by_collation", lambda *args: None),
+        mock.patch.object(windows, "partition_runs", per_row_runs),
+        mock.patch.object(windows, "frames_at_once", lambda *args: None),
+        mock.patch.object(windows, "WINDOW_FUNCTIONS_BY_RUNS", {}),
+        mock.patch.object(aggregates, "scaled_variance", exact_variance),
+        mock.patch.object(memo, "_memo_of", lambda node: {}),
+        mock.patch.object(relation, "KEPT_SCAN_ROWS", -1),
+    ]
+    with contextlib.ExitStack() as stack:
+        for p in patches:
+            stack.enter_context(p)
+        yield

@@ -16,12 +16,10 @@ fewer rows, sort keys towards one ASC NULLS LAST key.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import dataclasses
 import datetime as dt
 import math
-from collections.abc import Iterator
 from decimal import Decimal
 from fractions import Fraction
 from unittest import mock
@@ -57,12 +55,9 @@ from harness.engines.spark.dialect import SPARK
 from harness.generate.cases import Limits, generate_case
 from harness.judge.instrument import instrument, with_rowid
 from reference_impl import (
-    aggregates,
     frames,
     memo,
     numeric,
-    ordering,
-    relation,
     values,
     windows,
 )
@@ -80,6 +75,7 @@ from reference_impl.ordering import (
 )
 from reference_impl.query import evaluate_query
 from reference_impl.rewrite import Replacement, identity, map_children, replace_exprs
+from reference_impl.testing import definitions_only
 from reference_impl.values import (
     compare,
     compare_by_definition,
@@ -310,17 +306,6 @@ def frame_cases(draw: st.DrawFn):
     return resolve_frame(frame, [spec], [key_type]), part
 
 
-def runs_of(positions: list[int]) -> tuple[tuple[int, int], ...]:
-    """Positions in increasing order as runs of consecutive ones."""
-    runs: list[tuple[int, int]] = []
-    for p in positions:
-        if runs and runs[-1][1] == p:
-            runs[-1] = (runs[-1][0], p + 1)
-        else:
-            runs.append((p, p + 1))
-    return tuple(runs)
-
-
 @settings(max_examples=examples(400), deadline=None)
 @given(frame_cases())
 def test_partition_runs_hold_each_rows_frame(case):
@@ -461,35 +446,6 @@ def test_the_cache_starts_over_when_full():
 
 # ---------------------------------------------------------------------------
 # The whole reference: every fast path on, against all of them off
-
-
-@contextlib.contextmanager
-def definitions_only() -> Iterator[None]:
-    """The reference with its fast paths off: comparisons, sorts, peers,
-    frames, window aggregates and value functions, min/max and variance by
-    their definitions, nothing remembered."""
-
-    def per_row_runs(frame, part):
-        return [runs_of(frame_positions(frame, part, i)) for i in range(part.size)]
-
-    patches = [
-        mock.patch.object(values, "_PLAINLY_ORDERED", frozenset()),
-        mock.patch.object(values, "_NUMBERS_BUT_NAN", frozenset()),
-        mock.patch.object(values, "_OWN_GROUP_KEY", frozenset()),
-        mock.patch.object(ordering, "collation_keys", lambda keys, specs: None),
-        mock.patch.object(windows, "collation_keys", lambda keys, specs: None),
-        mock.patch.object(frames, "_range_edge_by_collation", lambda *args: None),
-        mock.patch.object(windows, "partition_runs", per_row_runs),
-        mock.patch.object(windows, "frames_at_once", lambda *args: None),
-        mock.patch.object(windows, "WINDOW_FUNCTIONS_BY_RUNS", {}),
-        mock.patch.object(aggregates, "scaled_variance", exact_variance),
-        mock.patch.object(memo, "_memo_of", lambda node: {}),
-        mock.patch.object(relation, "KEPT_SCAN_ROWS", -1),
-    ]
-    with contextlib.ExitStack() as stack:
-        for p in patches:
-            stack.enter_context(p)
-        yield
 
 
 def reversed_peers(key, rows):
