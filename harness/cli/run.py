@@ -48,7 +48,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from harness.baseline.known import load_baseline
     from harness.engines.registry import get_engine
-    from harness.judge.runner import run_cases
+    from harness.judge.corpus_runner import run_corpus
     from harness.results.output import write_json, write_table
 
     names = engine_list(args.engines)
@@ -62,7 +62,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     started = time.time()
     line = ProgressLine()
     try:
-        run = run_cases(cases, engines, progress=line.cases(), bare=args.bare)
+        run = run_corpus(cases, engines, progress=line.cases(), bare=args.bare)
     finally:
         for engine in engines:
             engine.close()
