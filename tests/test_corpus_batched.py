@@ -94,3 +94,23 @@ def test_a_query_that_hangs_in_a_batch_times_out_alone():
         assert engine.restarts == 2  # the batch's worker, then the query's own run alone
     finally:
         engine.close()
+
+
+def test_batched_corpus_in_workers_with_bare_queries_equals_one_by_one(engines):
+    # The gate's way: engines in worker processes, which run their batches
+    # beside one another; the bare queries then run one at a time.
+    cases = _slice()
+
+    def run(way, **options):
+        made = [engines.get("reference"), IsolatedEngine("duckdb", timeout=30), IsolatedEngine("sqlite", timeout=30)]
+        try:
+            return way(cases, made, bare=True, **options)
+        finally:
+            for engine in made[1:]:
+                engine.close()
+
+    one, many = run(run_cases), run(run_corpus, chunk=8)
+    assert _said(many) == _said(one)
+    assert [(r.case, r.engine, r.bare and _said(RunResults({}, [r.bare]))) for r in many.results] == \
+        [(r.case, r.engine, r.bare and _said(RunResults({}, [r.bare]))) for r in one.results]
+    assert any(r.bare is not None for r in many.results)

@@ -10,8 +10,9 @@ several threads at once). Engines in processes of their own
 (`Engine.out_of_process`) run their chunks in a thread of the parent each, so
 they run at the same time as one another and as the parent preparing the next
 chunk; engines in this process run theirs in turn, on this thread (an
-in-process SQLite connection belongs to the thread that made it). Then each
-answer is judged exactly as `run_case` judges it, case by case in order.
+in-process SQLite connection belongs to the thread that made it). Each answer
+is judged, a chunk at a time and `AHEAD` chunks behind, exactly as `run_case`
+judges it, case by case in order.
 
 What stays per query: an error, a rejection or an unsupported feature is
 that query's own answer (`Ran`); a worker that crashes or hangs in a batch
@@ -25,7 +26,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 from harness.cases.case import Case
@@ -49,6 +50,11 @@ from harness.judge.runner import (
 # Cases per batch: enough that a round trip is shared by many queries, few
 # enough that the engines start while the parent still prepares the next.
 CHUNK = 64
+
+# Chunks prepared and handed to the engines before the oldest is judged: the
+# engines always have the next chunk while the parent judges one, and a large
+# corpus is not held prepared all at once.
+AHEAD = 2
 
 # What a query's verdict is made of; anything else is raised, as `run_case` raises it.
 _ANSWERED = (Unsupported, EngineCrash, EngineTimeout, EngineError)
@@ -81,7 +87,7 @@ def run_corpus(cases: Sequence[Case], engines: Sequence[Engine], progress: Progr
     start_together(engines, run)
     apart = [e for e in engines if e.out_of_process and not e.is_reference]
     pools = {e.name: ThreadPoolExecutor(1, thread_name_prefix=f"corpus {e.name}") for e in apart}
-    chunks: list[_Chunk] = []
+    ahead: list[_Chunk] = []  # submitted, not judged yet: at most AHEAD
     try:
         for start in range(0, len(cases), chunk):
             batch = _Chunk([])
@@ -97,12 +103,19 @@ def run_corpus(cases: Sequence[Case], engines: Sequence[Engine], progress: Progr
                 pool = pools.get(engine.name)
                 batch.answers[engine.name] = (pool.submit(engine.run_many, items) if pool is not None
                                               else [] if not items else engine.run_many(items))
-            chunks.append(batch)
-        for batch in chunks:
+            ahead.append(batch)
+            if len(ahead) > AHEAD and not bare:
+                run.results.extend(_judge_chunk(ahead.pop(0), engines, run, bare))
+        if bare:  # the bare queries run from this thread: no batch may be under way then
+            wait([a for batch in ahead for a in batch.answers.values() if isinstance(a, Future)])
+        for batch in ahead:
             run.results.extend(_judge_chunk(batch, engines, run, bare))
-    finally:
+    except BaseException:  # the caller closes the engines, which ends a batch under way
         for pool in pools.values():
-            pool.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    for pool in pools.values():
+        pool.shutdown()
     run.wall_seconds = time.perf_counter() - t0
     return run
 
@@ -180,7 +193,7 @@ def _judge_chunk(batch: _Chunk, engines: Sequence[Engine], run: RunResults, bare
             run.query_seconds[engine.name] += result.seconds
             mine.append(result)
         prepared.flag_suspect_reference(mine, engines)
-        if bare:  # one query at a time, as `run_case` runs it
+        if bare:  # one query at a time, as `run_case` runs it (`run_corpus` waits for every batch first)
             run_bare(prepared.case, mine, engines, run.query_seconds, prepared.reference)
         results.extend(mine)
     return results
