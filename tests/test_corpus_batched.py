@@ -114,3 +114,21 @@ def test_batched_corpus_in_workers_with_bare_queries_equals_one_by_one(engines):
     assert [(r.case, r.engine, r.bare and _said(RunResults({}, [r.bare]))) for r in many.results] == \
         [(r.case, r.engine, r.bare and _said(RunResults({}, [r.bare]))) for r in one.results]
     assert any(r.bare is not None for r in many.results)
+
+
+def test_a_batch_crosses_to_another_python_and_back():
+    # `RemoteEngine`'s channel lets plain values and Arrow tables alone cross: a
+    # batch of (tables, SQL) and the per-query replies are such.
+    import sys
+
+    from harness.engines.registry import get_engine
+
+    engine = get_engine("duckdb@same", python=sys.executable, timeout=30)
+    try:
+        ran = engine.run_many([({"t": pa.table({"x": pa.array([k], pa.int64())})}, "SELECT x + 1 AS y FROM t")
+                               for k in range(3)] + [({}, "SELECT nope")])
+        assert [r.answer.column("y").to_pylist() for r in ran[:3]] == [[1], [2], [3]]
+        assert isinstance(ran[3].error, EngineError) and "nope" in str(ran[3].error)
+        assert engine.restarts == 0
+    finally:
+        engine.close()
