@@ -132,3 +132,13 @@ def test_a_batch_crosses_to_another_python_and_back():
         assert engine.restarts == 0
     finally:
         engine.close()
+
+
+def test_spark_threads_reach_the_spark_engines_alone():
+    from harness.cli.main import parser
+    from harness.cli.options import engine_options
+
+    names = ["reference", "duckdb", "spark", "spark[aqe-off]"]
+    args = parser().parse_args(["gate", "--engines", ",".join(names), "--spark-threads", "2"])
+    assert engine_options(args, names) == {"spark": {"threads": 2}, "spark[aqe-off]": {"threads": 2}}
+    assert engine_options(parser().parse_args(["run", "cases", "--engines", "spark"]), ["spark"]) == {}
