@@ -159,7 +159,9 @@ class WorkerEngine(Engine):
         A worker that dies, or sends no reply for `timeout` seconds, is killed
         (as for one query); then each query it had not answered runs again
         alone, as `run` runs it, on a fresh worker: the query that crashes or
-        hangs gets its own crash or timeout verdict, and only it."""
+        hangs gets its own crash or timeout verdict, and only it. A query
+        answered in more than `timeout` seconds (others' replies kept the
+        batch going) runs again alone too: alone, it gets `timeout` seconds."""
         if len(items) < 2:
             yield from super().run_each(items)
             return
@@ -180,6 +182,8 @@ class WorkerEngine(Engine):
                     _, i, reply, seconds = self._receive(self.timeout)
                 except (EngineCrash, EngineTimeout):  # the worker is killed already
                     break
+                if seconds > self.timeout:  # alone it would have timed out: it runs alone, below
+                    continue
                 left.discard(i)
                 yield i, replace(attempt(lambda reply=reply: self._answer(reply)), seconds=seconds)
         for i in sorted(left):
