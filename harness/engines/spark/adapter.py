@@ -4,7 +4,9 @@ The JVM starts once per process (about 5 s), on first use. Adapters without a
 `config` share that root session; an adapter with a `config` (a profile such
 as AQE off) gets a child session (`newSession()`: same JVM, its own SQL conf
 and temp views). Temp views are cached per session by table identity, since
-`createDataFrame` costs ~40 ms.
+`createDataFrame` costs ~40 ms. A batch of queries (`run_each`, the corpus)
+runs from `threads` threads at once, each in a child session of the
+adapter's own, so tables named alike in two queries never meet.
 
 With an `sc://` master the adapter is a Spark Connect client instead
 (`spark_connect`): no JVM in this process, one server-side session per
