@@ -234,9 +234,9 @@ class SparkEngine(Engine):
         """Queries run concurrently from `threads` threads (Spark schedules the jobs of
         several threads at once), each thread in a child session of this adapter's
         (`newSession()`: the same JVM, its own temp views and SQL conf), so two
-        queries' tables named alike never meet. Over Spark Connect, or with one
-        thread, one after another."""
-        if self._remote or self.threads < 2 or len(items) < 2:
+        queries' tables named alike never meet. Over Spark Connect, with one
+        thread, or in a subclass with a `run` of its own, one after another."""
+        if self._remote or self.threads < 2 or len(items) < 2 or type(self).run is not SparkEngine.run:
             yield from super().run_each(items)
             return
         try:
