@@ -38,9 +38,10 @@ OUT_OF_RANGE = [
     ("gate", "--budget-seconds", "-1"), ("gate", "--budget-cases", "-1"), ("gate", "--seed", "-1"),
     ("gate", "--timeout", "0"), ("gate", "--timeout", "inf"), ("gate", "--ab-reduce-seconds", "-1"),
     ("reduce", "--seconds", "0"), ("reduce", "--seconds", "-2"),
+    ("run", "--spark-threads", "0"), ("gate", "--spark-threads", "-1"),
 ]
 
-POSITIONALS = {"reduce": ["case.yaml"]}
+POSITIONALS = {"reduce": ["case.yaml"], "run": ["case.yaml"]}
 
 
 def _numeric_options() -> set[tuple[str, str]]:

@@ -14,6 +14,7 @@ from harness.cli.options import (
     FORMAT,
     POSTGRES,
     REPORT,
+    SPARK_THREADS,
     check_out_dir,
     check_out_file,
     engine_list,
@@ -35,7 +36,7 @@ CORPUS = Path(__file__).resolve().parents[2] / "cases"
 def add_parser(sub: argparse._SubParsersAction) -> None:
     sub.add_parser(
         "gate",
-        parents=[ENGINES, ENGINE_PYTHON, POSTGRES, _gate(), FORMAT, REPORT],
+        parents=[ENGINES, ENGINE_PYTHON, POSTGRES, SPARK_THREADS, _gate(), FORMAT, REPORT],
         help="CI gate: the corpus plus a seeded fuzz budget, failing only on what the "
         "known-differences baseline does not explain",
         description="Run the conformance corpus and a seeded fuzz campaign of --budget-seconds "

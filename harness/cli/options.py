@@ -9,6 +9,7 @@ ones, so every `--help` lists its options in the order it always has.
                    only when a server is configured: `default_engines`)
     ENGINE_PYTHON  --engine-python NAME=PATH, for ENGINE@LABEL engines
     POSTGRES       --postgres-dsn, --postgres-local (the group "PostgreSQL")
+    SPARK_THREADS  --spark-threads N, the corpus's Spark queries at once (run, gate)
     FORMAT         --format table|json
     REPORT         --report FILE.html (checked and written by cli/report.py)
 
@@ -189,7 +190,8 @@ def _engine_python() -> argparse.ArgumentParser:
 def engine_options(args: argparse.Namespace, names: list[str]) -> dict[str, dict]:
     """Constructor options per engine of `names` (as --engines lists them), from the
     command line: `python` for each ENGINE@LABEL (--engine-python), and `master` for
-    Spark-under-test where the command has --spark-master / --spark-remote.
+    Spark-under-test where the command has --spark-master / --spark-remote, `threads`
+    where it has --spark-threads.
 
     With --postgres-dsn (or $WINDOW_HARNESS_POSTGRES_DSN, or the server `main`
     starts for --postgres-local) every postgres engine gets {"dsn": DSN}; under
@@ -205,9 +207,12 @@ def engine_options(args: argparse.Namespace, names: list[str]) -> dict[str, dict
     options: dict[str, dict] = {name: {"python": python} for name, python
                                 in _engine_pythons(getattr(args, "engine_python", None) or [], names).items()}
     master = getattr(args, "spark_remote", None) or getattr(args, "spark_master", None)
+    threads = getattr(args, "spark_threads", None)
     for name in names:
         if master is not None and engine_class(name).runs_on_spark:
             options.setdefault(name, {})["master"] = master
+        if threads is not None and engine_class(name).runs_on_spark:
+            options.setdefault(name, {})["threads"] = threads
     server = _postgres_option(args)
     for name in names:
         if server and is_postgres(name):
@@ -302,6 +307,17 @@ def names_postgres(names: list[str]) -> bool:
         return False
 
 
+# -- Spark: how many of a batch's queries at once ---------------------------------------
+
+
+def _spark_threads() -> argparse.ArgumentParser:
+    p = parent()
+    p.add_argument("--spark-threads", type=positive_int, metavar="N",
+                   help="corpus cases Spark runs at once, each from a thread of its own in a "
+                   "session of its own (default: 4; 1 runs them one after another)")
+    return p
+
+
 # -- output --------------------------------------------------------------------------
 
 
@@ -322,6 +338,7 @@ def _report() -> argparse.ArgumentParser:
 ENGINES = _engines()
 ENGINE_PYTHON = _engine_python()
 POSTGRES = _postgres()
+SPARK_THREADS = _spark_threads()
 FORMAT = _format()
 REPORT = _report()
 

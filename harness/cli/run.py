@@ -11,6 +11,7 @@ from harness.cli.options import (
     FORMAT,
     POSTGRES,
     REPORT,
+    SPARK_THREADS,
     check_out_dir,
     engine_list,
     engine_options,
@@ -29,7 +30,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                      "exercises) and findings/ (the first case of each finding signature)")
     run = sub.add_parser(
         "run",
-        parents=[ENGINES, ENGINE_PYTHON, POSTGRES, FORMAT, out, REPORT],
+        parents=[ENGINES, ENGINE_PYTHON, POSTGRES, SPARK_THREADS, FORMAT, out, REPORT],
         help="run case files on engines and print a verdict per case and engine",
         description="Run case files (or directories of them) on each engine, judge every "
         "answer against the reference, and print the verdicts. Exit 0 when every verdict "
@@ -48,7 +49,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from harness.baseline.known import load_baseline
     from harness.engines.registry import get_engine
-    from harness.judge.runner import run_cases
+    from harness.judge.corpus_runner import run_corpus
     from harness.results.output import write_json, write_table
 
     names = engine_list(args.engines)
@@ -62,7 +63,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     started = time.time()
     line = ProgressLine()
     try:
-        run = run_cases(cases, engines, progress=line.cases(), bare=args.bare)
+        run = run_corpus(cases, engines, progress=line.cases(), bare=args.bare)
     finally:
         for engine in engines:
             engine.close()

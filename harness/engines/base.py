@@ -10,8 +10,10 @@ engine rejected or failed, `EngineCrash` when its process died,
 from __future__ import annotations
 
 import importlib.util
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from types import ModuleType
 
 import pyarrow as pa
@@ -26,6 +28,31 @@ def library_missing(engine: str, error: ImportError) -> EngineUnavailable:
     library is the pip extra of its name (pyproject.toml), so the message says which."""
     return EngineUnavailable(engine, f"its Python library is not installed ({error}); "
                              f"install it with: pip install 'window-harness[{engine}]'")
+
+
+# One query of a batch (`Engine.run_many`): the tables it runs over and its SQL text.
+Item = tuple[Mapping[str, pa.Table], str]
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What one query of a batch gave: its answer, or the exception `run` raised
+    for it (each query's own: one failing query never touches the others')."""
+
+    answer: pa.Table | None = None
+    error: Exception | None = None
+    seconds: float = 0.0
+
+
+def attempt(run: Callable[[], pa.Table]) -> Ran:
+    """`run()` as a `Ran`, timed; any Exception is kept as the query's error (the
+    caller re-raises what is not a query's verdict, as `run` would have raised it)."""
+    t0 = time.perf_counter()
+    try:
+        answer = run()
+    except Exception as e:  # noqa: BLE001 (kept for its query; see above)
+        return Ran(error=e, seconds=time.perf_counter() - t0)
+    return Ran(answer, seconds=time.perf_counter() - t0)
 
 
 def reload_tables(loaded: dict[str, pa.Table], tables: Mapping[str, pa.Table],
@@ -130,6 +157,22 @@ class Engine(ABC):
     @abstractmethod
     def run(self, tables: Mapping[str, pa.Table], sql: str) -> pa.Table:
         """Run SQL text over the given tables (registered under their names)."""
+
+    def run_each(self, items: Sequence[Item]) -> Iterator[tuple[int, Ran]]:
+        """Run many queries, each as `run` runs it alone, yielding (its index in
+        `items`, what it gave) as each ends, in any order. The default runs them
+        one after another; an engine that answers concurrently (Spark) or from
+        another process (`WorkerEngine`: the batch crosses in one message) says so."""
+        for i, (tables, sql) in enumerate(items):
+            yield i, attempt(lambda tables=tables, sql=sql: self.run(tables, sql))
+
+    def run_many(self, items: Sequence[Item]) -> list[Ran]:
+        """`run_each`'s answers in the order of `items`."""
+        out: list[Ran | None] = [None] * len(items)
+        for i, ran in self.run_each(items):
+            out[i] = ran
+        assert all(r is not None for r in out), "run_each left a query unanswered"
+        return out  # type: ignore[return-value]
 
     def close(self) -> None:  # noqa: B027 (an optional hook, empty by default)
         """Release the engine's resources; the default holds none."""

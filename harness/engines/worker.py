@@ -21,7 +21,8 @@ import os
 import signal
 import time
 from abc import abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Protocol
 
 import pyarrow as pa
@@ -35,7 +36,7 @@ from harness.core.errors import (
     HarnessError,
     Unsupported,
 )
-from harness.engines.base import Engine
+from harness.engines.base import Engine, Item, Ran, attempt
 
 DEFAULT_TIMEOUT = 30.0
 # Starting a worker includes the engine's own start (a SparkSession: ~5 s).
@@ -138,7 +139,10 @@ class WorkerEngine(Engine):
             self._conn.send(("run", dict(tables), sql))
         except (OSError, BrokenPipeError):
             raise self._crashed("its worker was gone before the query was sent") from None
-        reply = self._receive(self.timeout)
+        return self._answer(self._receive(self.timeout))
+
+    def _answer(self, reply: tuple) -> pa.Table:
+        """A query's reply (`_reply`): its answer, or its error raised."""
         kind = reply[0]
         if kind == "ok":
             return reply[1]
@@ -147,6 +151,44 @@ class WorkerEngine(Engine):
         if kind == "crash":
             raise EngineCrash(self.name, reply[1])
         raise EngineError(self.name, reply[1])
+
+    def run_each(self, items: Sequence[Item]) -> Iterator[tuple[int, Ran]]:
+        """The batch crosses in one message; the worker runs it with its engine's
+        own `run_each` (Spark: concurrently) and replies per query as each ends.
+
+        A worker that dies, or sends no reply for `timeout` seconds, is killed
+        (as for one query); then each query it had not answered runs again
+        alone, as `run` runs it, on a fresh worker: the query that crashes or
+        hangs gets its own crash or timeout verdict, and only it. A query
+        answered in more than `timeout` seconds (others' replies kept the
+        batch going) runs again alone too: alone, it gets `timeout` seconds."""
+        if len(items) < 2:
+            yield from super().run_each(items)
+            return
+        try:
+            self.start()
+        except Exception:  # noqa: BLE001 (each query meets it again, as `run` would)
+            yield from super().run_each(items)
+            return
+        assert self._conn is not None
+        left = set(range(len(items)))
+        try:
+            self._conn.send(("run_many", [(dict(tables), sql) for tables, sql in items]))
+        except (OSError, BrokenPipeError):
+            self._crashed("its worker was gone before the batch was sent")
+        else:
+            while left:
+                try:
+                    _, i, reply, seconds = self._receive(self.timeout)
+                except (EngineCrash, EngineTimeout):  # the worker is killed already
+                    break
+                if seconds > self.timeout:  # alone it would have timed out: it runs alone, below
+                    continue
+                left.discard(i)
+                yield i, replace(attempt(lambda reply=reply: self._answer(reply)), seconds=seconds)
+        for i in sorted(left):
+            tables, sql = items[i]
+            yield i, attempt(lambda tables=tables, sql=sql: self.run(tables, sql))
 
     def _receive(self, timeout: float, starting: bool = False) -> tuple:
         assert self._conn is not None and self._process is not None
@@ -221,23 +263,27 @@ def serve(conn: Channel, make_engine: Callable[[], Engine]) -> None:
             break
         if message[0] == "close":
             break
+        if message[0] == "run_many":  # one reply per query, as each ends (`WorkerEngine.run_each`)
+            for i, ran in engine.run_each(message[1]):
+                conn.send(("item", i, _reply(ran), ran.seconds))
+            continue
         _, tables, sql = message
-        conn.send(_answer(engine, tables, sql))
+        conn.send(_reply(attempt(lambda tables=tables, sql=sql: engine.run(tables, sql))))
     engine.close()
 
 
-def _answer(engine: Engine, tables: Mapping[str, pa.Table], sql: str) -> tuple:
+def _reply(ran: Ran) -> tuple:
     # Errors cross as plain tuples: the harness's exceptions take several
     # constructor arguments and do not survive pickling as they are.
-    try:
-        return ("ok", engine.run(tables, sql))
-    except Unsupported as e:
+    e = ran.error
+    if e is None:
+        return ("ok", ran.answer)
+    if isinstance(e, Unsupported):
         return ("unsupported", e.feature, e.detail)
-    except EngineCrash as e:
+    if isinstance(e, EngineCrash):
         return ("crash", e.message)
-    except EngineError as e:
+    if isinstance(e, EngineError):
         return ("error", e.message)
-    except HarnessError as e:
+    if isinstance(e, HarnessError):
         return ("error", str(e))
-    except Exception as e:  # noqa: BLE001 (an adapter bug is still this query's error)
-        return ("error", f"{type(e).__name__}: {e}")
+    return ("error", f"{type(e).__name__}: {e}")  # an adapter bug is still this query's error

@@ -33,8 +33,9 @@ from harness.gate.judge import (
     corpus_items,
     fuzz_items,
 )
+from harness.judge.corpus_runner import run_corpus
 from harness.judge.oracle import time_limit
-from harness.judge.runner import Progress, RunResults, run_cases
+from harness.judge.runner import Progress, RunResults
 from harness.results.lock import DirectoryLock, contents, lock_directory, refuse_foreign, remove
 from harness.results.records import CampaignRecord, GateRecord, RunRecord
 
@@ -202,7 +203,7 @@ def _run_gate(config: GateConfig, say: Say, listener: Listener | None, progress:
     engines = make_engines(campaign)
     try:
         say(f"starting {len(engines)} engines")
-        corpus = run_cases(config.cases, engines, progress=progress)
+        corpus = run_corpus(config.cases, engines, progress=progress)
         versions = dict(corpus.engines)
         explainer = Explainer(config.baseline, derived_entries(list(config.engines)), versions)
         by_id = {c.id: c for c in config.cases}

@@ -4,7 +4,9 @@ The JVM starts once per process (about 5 s), on first use. Adapters without a
 `config` share that root session; an adapter with a `config` (a profile such
 as AQE off) gets a child session (`newSession()`: same JVM, its own SQL conf
 and temp views). Temp views are cached per session by table identity, since
-`createDataFrame` costs ~40 ms.
+`createDataFrame` costs ~40 ms. A batch of queries (`run_each`, the corpus)
+runs from `threads` threads at once, each in a child session of the
+adapter's own, so tables named alike in two queries never meet.
 
 With an `sc://` master the adapter is a Spark Connect client instead
 (`spark_connect`): no JVM in this process, one server-side session per
@@ -13,8 +15,10 @@ adapter, config or not. It coexists with the process's classic Spark.
 
 from __future__ import annotations
 
+import queue
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -22,7 +26,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from harness.core.errors import EngineCrash, EngineError, EngineUnavailable
-from harness.engines.base import Engine, library_missing
+from harness.engines.base import Engine, Item, Ran, attempt, library_missing
 from harness.engines.spark.compat import from_arrow, quiet_python_loggers, to_arrow
 from harness.engines.spark.connect import arrow_frame, is_connect_url, open_session, session_lost
 from harness.engines.spark.dialect import SPARK
@@ -40,6 +44,8 @@ if TYPE_CHECKING:
     from pyspark.sql.connect.session import SparkSession as ConnectSession
 
 DEFAULT_MASTER = "local[*]"
+# How many queries of a batch (`run_each`) run at once, each from its own thread.
+DEFAULT_THREADS = 4
 
 # Set on every session the harness runs queries in.
 SQL_CONF = {
@@ -164,13 +170,16 @@ class SparkEngine(Engine):
     runs_on_spark = True
 
     def __init__(self, master: str = DEFAULT_MASTER,
-                 config: Mapping[str, str] | None = None) -> None:
+                 config: Mapping[str, str] | None = None, threads: int = DEFAULT_THREADS) -> None:
         try:
             import pyspark  # fail here, not at the first query
         except ImportError as e:
             raise library_missing("spark", e) from e
         self._master = master
         self._config = dict(config or {})
+        self.threads = threads
+        # The child sessions `run_each`'s threads run in, each used by one thread at a time.
+        self._spare: queue.SimpleQueue[_Session] = queue.SimpleQueue()
         self._remote = is_connect_url(master)
         self._session: _Session | None = None
         self._opened = False  # a Connect session was open once (then failing to reopen is a crash)
@@ -221,6 +230,46 @@ class SparkEngine(Engine):
             frame = state.spark.sql(sql)
             return naive_utc(frame.toArrow() if self._remote else to_arrow(frame))  # type: ignore[arg-type]
 
+    def run_each(self, items: Sequence[Item]) -> Iterator[tuple[int, Ran]]:
+        """Queries run concurrently from `threads` threads (Spark schedules the jobs of
+        several threads at once), each thread in a child session of this adapter's
+        (`newSession()`: the same JVM, its own temp views and SQL conf), so two
+        queries' tables named alike never meet. Over Spark Connect, with one
+        thread, or in a subclass with a `run` of its own, one after another."""
+        if self._remote or self.threads < 2 or len(items) < 2 or type(self).run is not SparkEngine.run:
+            yield from super().run_each(items)
+            return
+        try:
+            self._state()
+        except Exception:  # noqa: BLE001 (each query meets it again, as `run` would)
+            yield from super().run_each(items)
+            return
+        with ThreadPoolExecutor(min(self.threads, len(items)), thread_name_prefix="spark query") as pool:
+            running = {pool.submit(attempt, lambda tables=tables, sql=sql: self._run_in_child(tables, sql)): i
+                       for i, (tables, sql) in enumerate(items)}
+            for done in as_completed(running):
+                yield running[done], done.result()
+
+    def _run_in_child(self, tables: Mapping[str, pa.Table], sql: str) -> pa.Table:
+        _check_alive()
+        try:
+            session = self._spare.get_nowait()
+        except queue.Empty:
+            session = self._child_session()
+        try:
+            with self._guarded():
+                self._register(session, tables)
+                return naive_utc(to_arrow(session.spark.sql(sql)))  # type: ignore[arg-type]
+        finally:
+            self._spare.put(session)
+
+    def _child_session(self) -> _Session:
+        with self._guarded():
+            child = self._state().spark.newSession()  # type: ignore[union-attr]
+            for key, value in {**SQL_CONF, **self._config}.items():
+                child.conf.set(key, value)
+        return _Session(child)
+
     @contextmanager
     def _guarded(self) -> Iterator[None]:
         try:
@@ -247,6 +296,7 @@ class SparkEngine(Engine):
             self._drop_remote(release=True)
         # A classic session is the process's, shared with other adapters: keep it.
         self._session = None
+        self._spare = queue.SimpleQueue()
 
     def _drop_remote(self, release: bool) -> None:
         session, self._session = self._session, None
