@@ -15,8 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from harness.core.errors import EngineUnavailable
 from harness.engines.spark.adapter import _builder
 from harness.engines.spark.standalone import LocalCluster
+
+CLI = str(Path(sys.executable).parent / "window-harness")
+
+pytestmark = pytest.mark.spark  # pyspark, and for most of them its JVM
 
 
 @pytest.mark.parametrize("master", ["local[*]", "local[2]", "spark://127.0.0.1:7077", "spark://localhost:7077"])
@@ -34,9 +39,36 @@ def test_a_driver_for_a_remote_cluster_is_reachable_from_its_executors(master: s
     assert "spark.driver.host" not in options and "spark.driver.bindAddress" not in options
 
 
+# -- the cluster itself -------------------------------------------------------------------
+
+
+def test_a_cluster_that_does_not_start_in_time_is_unavailable_and_gone(monkeypatch) -> None:
+    launched: list[subprocess.Popen] = []
+
+    class Recorded(subprocess.Popen):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            launched.append(self)
+
+    monkeypatch.setattr(subprocess, "Popen", Recorded)
+    cluster = LocalCluster(workers=1, timeout=0.5)
+    with pytest.raises(EngineUnavailable, match="did not start within 0.5 s"):
+        cluster.start()
+    daemons = [p for p in launched if "spark-class" in str(p.args)]
+    assert len(daemons) == 1  # the master: no worker is started before it answers
+    assert _group_ends(daemons[0].pid)
+    assert cluster.directory is None
+
+
+def test_spark_cluster_refuses_a_memory_it_cannot_read() -> None:
+    done = subprocess.run([CLI, "spark-cluster", "--memory", "lots"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2
+    assert "--memory" in done.stderr and "512m" in done.stderr
+
+
 # -- a campaign on the cluster ----------------------------------------------------------
 
-CLI = str(Path(sys.executable).parent / "window-harness")
 # Seed 7's first two groups, one for each worker's executor (one core each: two shards):
 # DataFusion refuses the first shape, Spark wrongly rejects the second (a finding), and
 # case 7 draws a Spark profile, which runs from the driver in the job's application.
@@ -64,7 +96,6 @@ def _group_ends(group: int, within: float = 15.0) -> bool:
     return False
 
 
-@pytest.mark.spark
 @pytest.mark.slow
 def test_a_campaign_on_a_standalone_cluster_gives_the_local_pools_verdicts(tmp_path: Path) -> None:
     with LocalCluster(workers=2, cores=1, memory="1g") as cluster:

@@ -44,6 +44,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
@@ -201,7 +202,7 @@ class LocalCluster:
         })
         return env
 
-    def _await(self, deadline: float, ready) -> None:
+    def _await(self, deadline: float, ready: Callable[[dict | None], bool]) -> None:
         while time.monotonic() < deadline:
             for name, process in self._daemons:
                 if process.poll() is not None:
@@ -210,9 +211,11 @@ class LocalCluster:
             if ready(self.state()):
                 return
             time.sleep(0.2)
-        late = self._daemons[-1][0] if self.state() is None else "workers"
+        state = self.state()
+        waiting = "the master's web UI" if state is None else f"{_alive_workers(state)} of {self.workers} workers"
+        last = self._daemons[-1][0]
         raise EngineUnavailable("spark", f"the local Spark cluster did not start within {self.timeout:g} s "
-                                f"({late}): {self._log_tail(self._daemons[-1][0])}")
+                                f"({waiting} up; {last}: {self._log_tail(last)})")
 
     def _log_tail(self, name: str) -> str:
         """The last lines of a daemon's log that say something (no stack frames, no INFO)."""
