@@ -155,8 +155,9 @@ def test_the_scan_sees_a_function_level_import(tmp_path):
 
 
 def test_one_module_per_command():
+    """Named alike: a hyphen of the command is an underscore of its module (spark-cluster)."""
     sub = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
-    assert list(sub.choices) == [m.__name__.rsplit(".", 1)[1] for m in COMMANDS]
+    assert list(sub.choices) == [m.__name__.rsplit(".", 1)[1].replace("_", "-") for m in COMMANDS]
 
 
 @pytest.mark.parametrize(("parent", "dest", "commands"), [

@@ -249,6 +249,23 @@ def test_a_local_connect_server_does_not_outlive_a_killed_parent(tmp_path: Path,
     assert survivors(started) == []
 
 
+@pytest.mark.spark
+@pytest.mark.slow  # a master and a worker take 10 to 20 s to start
+def test_a_local_spark_cluster_does_not_outlive_a_killed_parent(started: list[int]) -> None:
+    main = subprocess.Popen([*HARNESS, "spark-cluster", "--workers", "1"], cwd=REPO,
+                            env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    started.append(main.pid)
+    assert main.stdout is not None
+    url = main.stdout.readline().decode()
+    assert url.startswith("spark://"), f"the cluster did not start (exit {main.poll()})"
+    cluster = descendants(main.pid)  # the master's and the worker's JVMs, and the guardian
+    assert sum("org.apache.spark.deploy" in command_line(p) for p in cluster) == 2
+    started += cluster
+    kill(main, signal.SIGKILL)
+    assert survivors(started) == []
+
+
 # -- the lifeline itself -----------------------------------------------------------------
 
 # The parent starts its child from a thread that ends at once. The kernel's

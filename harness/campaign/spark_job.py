@@ -47,6 +47,7 @@ from harness.campaign.loop import (
     _check_engines,
     _meta,
     case_seed,
+    make_engine,
     make_engines,
     slot_size,
     summarize,
@@ -199,7 +200,7 @@ def _finish_on_driver(config: CampaignConfig, progress: Progress, findings_dir: 
                       strict=True))
     engines = [get_engine(n, **config.engine_options.get(n, {})) if is_spark(n) else others[n]
                for n in config.engines]
-    shard = Shard(config, 0, progress, findings_dir, engines)
+    shard = _DriverShard(config, 0, progress, findings_dir, engines)
     spark_engines = [e for e in engines if is_spark(e.name)]
     spark_side = replace(config, engines=tuple(e.name for e in spark_engines))
     spark_shard = Shard(spark_side, 0, progress, findings_dir, spark_engines) if spark_engines else None
@@ -208,8 +209,24 @@ def _finish_on_driver(config: CampaignConfig, progress: Progress, findings_dir: 
         with time_limit(config.timeout_seconds):
             _judge_on_driver(config, shard, spark_shard, groups, emit)
     finally:
-        for engine in shard.engines:
+        for engine in [*shard.engines, *shard.profiled.values()]:
             engine.close()
+
+
+class _DriverShard(Shard):
+    """The driver's shard, which records every case. A Spark profile a case draws
+    (spark[window-buffer]) runs on a session of the driver's own Spark, as
+    Spark-under-test does: in a worker process it would be a second Spark
+    application, which a standalone cluster leaves waiting for cores while the
+    job's application holds them all (until the query times out)."""
+
+    def _drawn_engine(self, name: str) -> Engine:
+        if not is_spark(name) or name in self.profiled:
+            return super()._drawn_engine(name)
+        engine = self.profiled[name] = make_engine(name, replace(self.config, isolate=False))
+        engine.start()
+        self.maker.engines = [*self.engines, *self.profiled.values()]  # its findings reduce on it
+        return engine
 
 
 def _judge_on_driver(config: CampaignConfig, shard: Shard, spark_shard: Shard | None,

@@ -17,14 +17,26 @@ import sys
 import threading
 from collections.abc import Iterator, Sequence
 
-from harness.cli import bisect, cases, engines, export, fuzz, gate, reduce, replay, report, run
+from harness.cli import (
+    bisect,
+    cases,
+    engines,
+    export,
+    fuzz,
+    gate,
+    reduce,
+    replay,
+    report,
+    run,
+    spark_cluster,
+)
 from harness.cli.exit_codes import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, EXIT_INTERRUPTED
 from harness.cli.options import engine_list, fill_default_engines, names_postgres
 from harness.cli.streams import ReaderGone, escaped_output
 from harness.core.errors import EngineUnavailable, InvalidInput
 
 # In the order `window-harness --help` lists them.
-COMMANDS = (run, cases, fuzz, reduce, replay, export, gate, bisect, report, engines)
+COMMANDS = (run, cases, fuzz, reduce, replay, export, gate, bisect, report, engines, spark_cluster)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

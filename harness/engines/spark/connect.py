@@ -43,7 +43,7 @@ from harness.core.errors import EngineUnavailable
 from harness.core.lifeline import Guardian, kill_group_step, remove_step
 from harness.engines.base import library_missing
 from harness.engines.ports import free_loopback_port
-from harness.engines.spark.jvm import LAUNCH_CONF, log4j_file, require_java, short_message
+from harness.engines.spark.jvm import launch_conf, log4j_file, require_java, short_message
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -209,7 +209,7 @@ class LocalConnectServer:
     def _command(self) -> list[str]:
         from pyspark.find_spark_home import _find_spark_home
 
-        conf = {**LAUNCH_CONF, **self.conf,
+        conf = {**launch_conf(self.master), **self.conf,
                 "spark.connect.grpc.binding.address": "127.0.0.1",
                 "spark.connect.grpc.binding.port": str(self.port),
                 "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j_file()}"}

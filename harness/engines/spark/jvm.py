@@ -20,9 +20,21 @@ from harness.core.errors import EngineUnavailable
 LAUNCH_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",  # the [Stage 0:> ...] bar on stderr
-    "spark.driver.bindAddress": "127.0.0.1",
-    "spark.driver.host": "127.0.0.1",
 }
+# The driver listens on loopback only, unless its executors are elsewhere.
+LOOPBACK_DRIVER = {"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1"}
+_LOOPBACK_MASTER = re.compile(r"local(\[.*\])?|spark://(127\.0\.0\.1|localhost)(:\d+)?", re.IGNORECASE)
+
+
+def launch_conf(master: str) -> dict[str, str]:
+    """LAUNCH_CONF for a driver whose master is `master`. With local[...] or a
+    standalone master on this machine (`window-harness spark-cluster`), the
+    driver listens on 127.0.0.1 only; with a master elsewhere (spark://HOST,
+    yarn, k8s://...) executors on other hosts must reach it, so Spark's own
+    choice applies (this host's address; SPARK_LOCAL_IP or spark.driver.host in
+    spark-defaults.conf override it)."""
+    loopback = _LOOPBACK_MASTER.fullmatch(master.strip()) is not None
+    return {**LAUNCH_CONF, **(LOOPBACK_DRIVER if loopback else {})}
 
 # Silences the JVM: a root logger with an appender (else Spark loads its own
 # defaults) at level off, and a level of its own for the logger of the class
