@@ -18,7 +18,7 @@ an engine to.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
 from functools import cmp_to_key
 from typing import Protocol
@@ -235,9 +235,19 @@ def pair_magnitude(rows: list[tuple]) -> float | None:
     pairs = [(float(y), float(x)) for y, x in rows if y is not None and x is not None]
     if not pairs:
         return None
-    ys = math.fsum(y * y for y, _ in pairs) / len(pairs)
-    xs = math.fsum(x * x for _, x in pairs) / len(pairs)
+    ys = _bound_sum(y * y for y, _ in pairs) / len(pairs)
+    xs = _bound_sum(x * x for _, x in pairs) / len(pairs)
     return math.sqrt(ys * xs)
+
+
+def _bound_sum(values: Iterable[float]) -> float:
+    """A sum for an error scale: math.fsum, or inf where an infinity or an overflow
+    is among the terms (fsum refuses -inf + inf, and overflows past the largest
+    double: either way the value it scales is no finite number then)."""
+    try:
+        return math.fsum(values)
+    except (ValueError, OverflowError):
+        return math.inf
 
 
 def _as_float(exact: Fraction) -> float:
@@ -270,8 +280,8 @@ def _intercept_magnitude(rows: list[tuple]) -> float | None:
     pairs = [(float(y), float(x)) for y, x in rows if y is not None and x is not None]
     if slope_scale is None or not pairs:
         return slope_scale
-    mean_y = abs(math.fsum(y for y, _ in pairs)) / len(pairs)
-    mean_x = abs(math.fsum(x for _, x in pairs)) / len(pairs)
+    mean_y = abs(_bound_sum(y for y, _ in pairs)) / len(pairs)
+    mean_x = abs(_bound_sum(x for _, x in pairs)) / len(pairs)
     return mean_y + slope_scale * mean_x
 
 

@@ -9,6 +9,7 @@ import math
 from decimal import Decimal
 from fractions import Fraction
 
+import pyarrow as pa
 import pytest
 
 from harness.core.errors import EvaluationError, InvalidQuery, ReferenceGap
@@ -203,3 +204,17 @@ def test_a_spread_past_the_largest_double_is_no_internal_error() -> None:
     t = pa.table({"p": pa.array([1, 1], pa.int64()), "f": pa.array([4.0, 1e300])})
     q = parse("SELECT regr_slope(f, f) OVER (PARTITION BY p) AS s, corr(f, f) OVER (PARTITION BY p) AS c FROM t")
     assert evaluate(q, {"t": t}).table.to_pylist() == [{"s": 1.0, "c": 1.0}] * 2
+
+
+@pytest.mark.parametrize("func", ["regr_intercept", "regr_slope", "corr", "covar_pop"])
+def test_infinities_of_both_signs_are_answered_not_a_gap(func):
+    """A campaign found `regr_intercept(f, f)` over a frame holding -inf and +inf
+    answered by no row: the error scale summed the values with math.fsum, which
+    refuses -inf + inf (`internal error of the reference: ValueError`)."""
+    from reference_impl import evaluate
+
+    data = {"t": pa.table({"id": [1, 2, 3], "f": [math.inf, -math.inf, 1.0]})}
+    query = parse(f"SELECT id, {func}(f, f) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING "
+                  "AND CURRENT ROW) AS w FROM t")
+    answer = evaluate(query, data)  # no ReferenceGap
+    assert answer.table.num_rows == 3 and len(answer.magnitudes["w"]) == 3
