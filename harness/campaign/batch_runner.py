@@ -98,10 +98,11 @@ def run_batch(cases: Sequence[Case], engines: Sequence[Engine], clock: Counter |
             columns[engine.name] = column
     by_name = {e.name: e for e in engines}
     runs = []
+    confirmed: dict[tuple[str, str], str] = {}  # a finding confirmed alone: the case it was confirmed on
     for i, p in enumerate(prepared):
         results = [columns[e.name][i] for e in engines]
         from_batch = frozenset(name for name, flags in batched.items() if flags[i])
-        run = _confirmed(p, results, from_batch, by_name, clock)
+        run = _confirmed(p, results, from_batch, by_name, clock, confirmed)
         if flag:
             p.flag_suspect_reference(run.results, engines)
         runs.append(run)
@@ -115,12 +116,24 @@ def _query_cost(engine: Engine) -> float:
 
 
 def _confirmed(prepared: PreparedCase, results: list[Result], from_batch: frozenset[str],
-               engines: dict[str, Engine], clock: Counter | None) -> CaseRun:
-    """The batch's verdicts where they pass; elsewhere the engine's verdict on the case alone."""
+               engines: dict[str, Engine], clock: Counter | None,
+               confirmed: dict[tuple[str, str], str] | None = None) -> CaseRun:
+    """The batch's verdicts where they pass; elsewhere the engine's verdict on the case
+    alone. `confirmed`: the findings (engine, signature) of this batch confirmed alone
+    so far. The siblings share the query, so the same finding on a later one keeps its
+    batched verdict (judged on its own rows all the same), with a note naming the case
+    it was confirmed on; a finding the case alone did not reproduce is never taken so."""
+    from harness.findings.finding import finding_signature
+
     final, unconfirmed, still = [], [], set(from_batch)
     for result in results:
         if result.engine not in from_batch or result.verdict in PASSING:
             final.append(result)
+            continue
+        key = (result.engine, finding_signature(prepared.case, result).key)
+        if confirmed is not None and key in confirmed:
+            final.append(replace(result, notes=(*result.notes, f"from the batched query: the same finding was "
+                                                               f"confirmed alone on {confirmed[key]}")))
             continue
         engine = engines[result.engine]
         t0 = time.perf_counter()
@@ -131,6 +144,8 @@ def _confirmed(prepared: PreparedCase, results: list[Result], from_batch: frozen
             clock[engine.name] += alone.seconds
         if alone.verdict is not result.verdict:
             unconfirmed.append(result)
+        elif confirmed is not None:
+            confirmed[key] = prepared.case.id
         final.append(alone)
         still.discard(result.engine)
     return CaseRun(final, frozenset(still), unconfirmed, prepared.reference)

@@ -345,6 +345,8 @@ class Shard:
             return
         runs = self.judge(generated, indices)
         for index in indices:
+            if self.maker.deadline is not None and time.time() >= self.maker.deadline and index != indices[0]:
+                break  # time is up: the group's other cases are left undone (a --resume runs them)
             recorded: list[str] = []
 
             def tracking(line: dict, recorded: list[str] = recorded) -> None:
@@ -863,7 +865,7 @@ def _run_pool(config: CampaignConfig, store: CampaignStore, emit: Emit, deadline
     try:
         while running:
             try:
-                with stage("waiting for shards"):
+                with stage(stages.PARENT_WAIT):
                     line = lines.get(timeout=1.0)
             except queue.Empty:
                 if not any(w.is_alive() for w in workers):

@@ -113,8 +113,9 @@ def stage(name: str) -> Iterator[None]:
 # stage not listed here is shown after them). A stage nested in one of the
 # purposes below (an engine query made while confirming a finding, the
 # reference evaluated for a metamorphic twin) is charged to that purpose.
+PARENT_WAIT = "waiting for shards"
 PURPOSES = ("start", "generation", "steering", "confirm", "rerun", "bare", "profiles", "metamorphic", "findings",
-            "reduction", "coverage", "writing", "waiting for shards")
+            "reduction", "coverage", "writing")
 STAGES = ("start", "generation", "steering", "instrument", "reference", "batching", "engine", "judging",
           *PURPOSES[3:], "other")
 
@@ -133,9 +134,12 @@ def table(doc: dict, wall: float | None = None) -> str:
     engine's seconds wherever its queries were made."""
     tops: dict[str, float] = {}
     engines: dict[str, float] = {}
-    total = 0.0
+    total = waited = 0.0
     for row in doc["stages"]:
         path = row["stage"].split(" / ")
+        if path[0] == PARENT_WAIT:  # the parent of shards, idle: not the campaign's work
+            waited += row["seconds"]
+            continue
         total += row["seconds"]
         top = headline(path)
         tops[top] = tops.get(top, 0.0) + row["seconds"]
@@ -147,6 +151,8 @@ def table(doc: dict, wall: float | None = None) -> str:
     for name in order:
         lines.append(f"{name:<20}{tops[name]:>10.1f}{tops[name] / total if total else 0:>8.1%}")
     lines.append(f"{'total':<20}{total:>10.1f}" + (f"   (wall {wall:.1f} s)" if wall is not None else ""))
+    if waited:
+        lines.append(f"(the parent waited {waited:.1f} s for its shards' lines; not counted above)")
     if engines:
         lines.append("each engine's queries, wherever made (batched, alone, confirming, re-runs, bare, "
                      "metamorphic, reduction):")
