@@ -23,9 +23,7 @@ does not offer: it is simply another session.
 from __future__ import annotations
 
 import atexit
-import contextlib
 import os
-import re
 import secrets
 import signal
 import socket
@@ -43,6 +41,7 @@ from harness.core.errors import EngineUnavailable
 from harness.core.lifeline import Guardian, kill_group_step, remove_step
 from harness.engines.base import library_missing
 from harness.engines.ports import free_loopback_port
+from harness.engines.spark.daemons import end_group, log_tail
 from harness.engines.spark.jvm import launch_conf, log4j_file, require_java, short_message
 
 if TYPE_CHECKING:
@@ -52,10 +51,7 @@ if TYPE_CHECKING:
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 START_TIMEOUT = 120.0
-_STOP_GRACE = 10.0
 _GUARDIAN_GRACE = 5.0  # the server's SIGTERM grace when its parent was killed
-_LOG_TAIL = 3
-_STACK_FRAME = re.compile(r"at |\.\.\. \d+ more|Caused by: ")
 
 # pyspark's default retries a refused connection for about ten minutes (15
 # tries, backoff up to 60 s). A dead server should cost a query seconds, not
@@ -198,7 +194,7 @@ class LocalConnectServer:
         atexit.unregister(self.stop)
         process, self._process = self._process, None
         if process is not None:
-            _end_group(process)
+            end_group(process)
         if self._log is not None:
             self._log.unlink(missing_ok=True)
             self._log = None
@@ -250,26 +246,7 @@ class LocalConnectServer:
 
     def _log_tail(self) -> str:
         """The last lines of the server's output, without Java stack frames."""
-        text = self._log.read_text(errors="replace") if self._log is not None else ""
-        lines = [line.strip() for line in text.splitlines()]
-        said = [line for line in lines if line and not _STACK_FRAME.match(line)]
-        return " | ".join(said[-_LOG_TAIL:]) or "no output"
-
-
-def _end_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM lets the JVM delete its temporary directories; SIGKILL if it
-    lingers, and for the rest of the group (while it starts, spark-submit's
-    launcher JVM runs beside the script that leads the group)."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, sig)
-        try:
-            process.wait(_STOP_GRACE)
-            break
-        except subprocess.TimeoutExpired:
-            continue
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
+        return log_tail(self._log)
 
 
 def main() -> None:

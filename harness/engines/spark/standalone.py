@@ -32,10 +32,8 @@ its URL and keeps it up until Ctrl-C.
 from __future__ import annotations
 
 import atexit
-import contextlib
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -51,6 +49,7 @@ from types import TracebackType
 from harness.core.errors import EngineUnavailable
 from harness.core.lifeline import Guardian, Step, kill_group_step, remove_step
 from harness.engines.ports import free_loopback_port
+from harness.engines.spark.daemons import end_group, log_tail
 from harness.engines.spark.jvm import require_java
 
 HOST = "127.0.0.1"
@@ -58,10 +57,7 @@ MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
 START_TIMEOUT = 120.0
 DAEMON_MEMORY = "512m"  # each daemon's own heap (Spark's default is 1g); executors are apart
-_STOP_GRACE = 10.0
 _GUARDIAN_GRACE = 5.0
-_LOG_TAIL = 3
-_STACK_FRAME = re.compile(r"at |\.\.\. \d+ more|Caused by: ")
 
 
 class LocalCluster:
@@ -138,7 +134,7 @@ class LocalCluster:
         atexit.unregister(self.stop)
         daemons, self._daemons = self._daemons, []
         for _, process in reversed(daemons):
-            _end_group(process)
+            end_group(process)
         directory, self.directory = self.directory, None
         if directory is not None:
             shutil.rmtree(directory, ignore_errors=True)
@@ -219,30 +215,11 @@ class LocalCluster:
 
     def _log_tail(self, name: str) -> str:
         """The last lines of a daemon's log that say something (no stack frames, no INFO)."""
-        log = self.directory / f"{name}.log" if self.directory is not None else None
-        text = log.read_text(errors="replace") if log is not None and log.exists() else ""
-        lines = [line.strip() for line in text.splitlines()]
-        said = [line for line in lines if line and not _STACK_FRAME.match(line) and " INFO " not in line]
-        return " | ".join(said[-_LOG_TAIL:]) or "no output"
+        return log_tail(self.directory / f"{name}.log" if self.directory is not None else None, skip_info=True)
 
 
 def _alive_workers(state: dict) -> int:
     return sum(worker.get("state") == "ALIVE" for worker in state.get("workers", []))
-
-
-def _end_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the daemon's group (a worker's executors and their Python workers
-    are in it), SIGKILL what lingers."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, sig)
-        try:
-            process.wait(_STOP_GRACE)
-            break
-        except subprocess.TimeoutExpired:
-            continue
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
 
 
 def main() -> None:
