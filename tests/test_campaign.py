@@ -130,8 +130,9 @@ def test_a_reduction_never_runs_past_the_campaigns_minutes(tmp_path):
 
     out = tmp_path / "c"
     minutes = 0.9 * MIN_REDUCE_SECONDS / 60  # the whole campaign is shorter than one reduction
+    # Siblings batched: the group is judged at once, then recorded while time is left.
     result = run_campaign(CampaignConfig(seed=1, engines=("duckdb~tie-value",), out=out, minutes=minutes,
-                                         reduce=True, isolate=False, metamorphic_share=0))
+                                         reduce=True, isolate=False, metamorphic_share=0, batch_size=4))
     assert result.findings, "the planted bug was not found"
     for finding in result.findings:
         assert (out / finding["file"]).is_file()

@@ -39,6 +39,7 @@ OUT_OF_RANGE = [
     ("gate", "--timeout", "0"), ("gate", "--timeout", "inf"), ("gate", "--ab-reduce-seconds", "-1"),
     ("reduce", "--seconds", "0"), ("reduce", "--seconds", "-2"),
     ("run", "--spark-threads", "0"), ("gate", "--spark-threads", "-1"),
+    ("spark-cluster", "--workers", "0"), ("spark-cluster", "--cores", "0"),
 ]
 
 POSITIONALS = {"reduce": ["case.yaml"], "run": ["case.yaml"]}
@@ -51,7 +52,7 @@ def _numeric_options() -> set[tuple[str, str]]:
     sub = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
     for command, p in sub.choices.items():
         for action in p._actions:
-            if action.type not in (None, str, Path):
+            if action.type not in (None, str, Path, *options.TEXT_TYPES):
                 assert action.type in options.NUMBER_TYPES, (command, action.option_strings)
                 found.add((command, action.option_strings[0]))
     return found

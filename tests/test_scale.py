@@ -157,8 +157,9 @@ def test_a_deterministic_engine_on_threads_is_never_nondeterministic(name) -> No
 
 
 def test_the_campaign_re_runs_on_threads_and_catches_a_flaky_engine(tmp_path) -> None:
-    config = CampaignConfig(seed=3, engines=("duckdb", "duckdb~flaky"), out=tmp_path / "c", cases=4,
-                            batch_size=4, reduce=False, isolate=False, metamorphic_share=0, reruns=0,
+    # One case a shape: threads are drawn per shape, on its first case.
+    config = CampaignConfig(seed=3, engines=("duckdb", "duckdb~flaky"), out=tmp_path / "c", cases=8,
+                            batch_size=1, reduce=False, isolate=False, metamorphic_share=0, reruns=0,
                             profile_share=0, thread_share=1.0)
     result = run_campaign(config, in_memory=True)
     lines = list(result.record.case_lines())

@@ -204,7 +204,11 @@ class Entry:
     @property
     def campaign_only(self) -> bool:
         """About verdicts only a campaign observes (never stale: a fuzz budget may
-        not meet them)."""
+        not meet them). The reference's own suspect-reference is one: it is the
+        finding of a case whose every engine disagrees with the reference, and a
+        corpus case (with rows derived by hand) flags its engines' verdicts instead."""
+        if self.engine == "reference" and set(self.match.verdict) <= {"suspect-reference"}:
+            return True
         return set(self.match.verdict) <= CAMPAIGN_CLASSES
 
     def explains(self, obs: Observation) -> bool:

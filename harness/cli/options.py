@@ -74,6 +74,19 @@ non_negative_float = _number(float, lambda v: v >= 0, "a number, 0 or more")
 share = _number(float, lambda v: 0 <= v <= 1, "a share between 0 and 1")
 NUMBER_TYPES = (positive_int, non_negative_int, positive_float, non_negative_float, share)
 
+_MEMORY = re.compile(r"[1-9][0-9]*[kmgt]?", re.IGNORECASE)
+
+
+def memory_amount(text: str) -> str:
+    """An amount of memory as Spark reads it (`512m`, `1g`)."""
+    if not _MEMORY.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"must be an amount of memory such as 1g or 512m, not {text!r}")
+    return text
+
+
+# Option types that check a text and keep it text (not numbers, not paths).
+TEXT_TYPES = (memory_amount,)
+
 
 # -- output paths --------------------------------------------------------------------
 

@@ -5,20 +5,11 @@ machine (one master, N workers), up until Ctrl-C, for `fuzz --on-spark
 from __future__ import annotations
 
 import argparse
-import re
 import signal
 import sys
 
 from harness.cli.exit_codes import EXIT_PASS
-from harness.cli.options import positive_int
-
-_MEMORY = re.compile(r"[1-9][0-9]*[kmgt]?", re.IGNORECASE)
-
-
-def _memory(text: str) -> str:
-    if not _MEMORY.fullmatch(text):
-        raise argparse.ArgumentTypeError(f"must be an amount of memory such as 1g or 512m, not {text!r}")
-    return text
+from harness.cli.options import memory_amount, positive_int
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -33,7 +24,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=positive_int, default=2, help="how many workers (default: 2)")
     p.add_argument("--cores", type=positive_int, default=1,
                    help="cores each worker offers to executors (default: 1)")
-    p.add_argument("--memory", type=_memory, default="1g",
+    p.add_argument("--memory", type=memory_amount, default="1g",
                    help="memory each worker offers to executors (default: 1g, what one executor takes)")
     p.set_defaults(command=cmd_spark_cluster)
 
