@@ -93,25 +93,25 @@ def _campaign() -> argparse.ArgumentParser:
                    "two relations per engine drawn from those that apply (default: %(default)s)")
     p.add_argument("--batch-size", type=positive_int, default=None,
                    help="sibling cases per query shape, run as one batched query per engine; "
-                   "1 runs every case alone (default: chosen per shape, 1 to 20, as many as "
-                   "its batched query saves: more with Spark, few without)")
+                   "1 runs every case alone (default: chosen per shape, 1 to 200, as many as "
+                   "cost together at most four times its batched query: more with Spark, few without)")
     p.add_argument("--unbatched-share", type=share, default=0.1,
-                   help="share of cases that run alone all the same, since batching changes "
-                   "the plan (default: %(default)s)")
+                   help="share of query shapes whose second case runs alone all the same, since "
+                   "batching changes the plan (default: %(default)s)")
     p.add_argument("--bare-share", type=share, default=0.15,
-                   help="share of cases whose bare query (as written, without the harness's row id "
-                   "and witness columns) runs too, since instrumenting changes the plan; every case "
-                   "with a finding runs it as well (default: %(default)s)")
+                   help="share of query shapes whose first case's bare query (as written, without the "
+                   "harness's row id and witness columns) runs too, since instrumenting changes the plan; "
+                   "the first case of a group with a finding runs it as well (default: %(default)s)")
     p.add_argument("--large-share", type=share, default=LARGE_SHARE,
                    help="share of case seeds drawn for batch-scale tables (5,000-50,000 rows); "
                    "about half are declined (joins, queries too costly for the reference) "
                    "(default: %(default)s)")
     p.add_argument("--profile-share", type=share, default=0.05,
-                   help="share of cases that also run on a batch-changing profile of one engine "
-                   "(default: %(default)s)")
+                   help="share of query shapes (their first case) and batch-scale cases that also run "
+                   "on a batch-changing profile of one engine (default: %(default)s)")
     p.add_argument("--thread-share", type=share, default=0.02,
-                   help="share of cases re-run on multi-threaded profiles, answers compared run "
-                   "to run (half the batch-scale cases at least) (default: %(default)s)")
+                   help="share of query shapes (their first case) re-run on multi-threaded profiles, "
+                   "answers compared run to run (half the batch-scale cases at least) (default: %(default)s)")
     p.add_argument("--profile", type=Path, metavar="FILE",
                    help="write where the campaign's wall time went, by stage (generation, reference, "
                    "each engine, judging, confirmations and re-runs, metamorphic checks, reduction, "
