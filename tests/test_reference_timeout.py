@@ -85,9 +85,11 @@ def test_the_gate_bounds_the_reference_by_its_timeout(tmp_path: Path) -> None:
 
 
 def test_a_campaign_bounds_the_reference_by_its_timeout(tmp_path: Path) -> None:
-    # A budget no evaluation fits in; engines in this process, so only the reference is bounded.
+    # A budget no evaluation fits in (1 us: a case over an empty table evaluates in
+    # well under the 100 us this once was, and then it was answered); engines in
+    # this process, so only the reference is bounded.
     config = CampaignConfig(seed=3, engines=("reference", "sqlite"), out=tmp_path / "c", cases=2,
-                            timeout_seconds=1e-4, isolate=False, reduce=False)
+                            timeout_seconds=1e-6, isolate=False, reduce=False)
     run_campaign(config)
     lines = [json.loads(line) for line in (tmp_path / "c" / "cases.jsonl").read_text().splitlines()]
     assert [line["verdicts"]["reference"] for line in lines] == ["timeout", "timeout"]
@@ -113,7 +115,7 @@ def test_a_spark_job_shard_bounds_the_reference_by_its_timeout() -> None:
     # `fuzz --on-spark` judges in Spark's Python workers (`spark_job._run_shard`); the
     # shard's part is plain Python, run here without Spark.
     config = CampaignConfig(seed=3, engines=("reference", "sqlite"), out=Path("unused"), cases=2,
-                            timeout_seconds=1e-4, isolate=False, reduce=False)
+                            timeout_seconds=1e-6, isolate=False, reduce=False)
     batches = list(spark_job._run_shard(config, Progress(), 0, None))
     runs = [run for b in batches for run in pickle.loads(b.column("payload")[0].as_py()).values()]
     assert [r.engine for _, _, run, _ in runs for r in run.results if r.verdict is Verdict.TIMEOUT] \
