@@ -25,7 +25,6 @@ from __future__ import annotations
 import atexit
 import os
 import secrets
-import signal
 import socket
 import subprocess
 import sys
@@ -41,7 +40,7 @@ from harness.core.errors import EngineUnavailable
 from harness.core.lifeline import Guardian, kill_group_step, remove_step
 from harness.engines.base import library_missing
 from harness.engines.ports import free_loopback_port
-from harness.engines.spark.daemons import end_group, log_tail
+from harness.engines.spark.daemons import end_group, log_tail, serve
 from harness.engines.spark.jvm import launch_conf, log4j_file, require_java, short_message
 
 if TYPE_CHECKING:
@@ -251,17 +250,7 @@ class LocalConnectServer:
 
 def main() -> None:
     """Run a local server until Ctrl-C (or SIGTERM), its URL on stdout."""
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # leave the `with`: stop the server
-    try:
-        with LocalConnectServer(*sys.argv[1:2]) as server:
-            print(server.url, flush=True)
-            while True:
-                signal.pause()
-    except EngineUnavailable as e:
-        sys.exit(str(e))
-    except KeyboardInterrupt:
-        pass
-
+    serve(LocalConnectServer(*sys.argv[1:2]))
 
 if __name__ == "__main__":
     main()

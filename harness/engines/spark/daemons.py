@@ -8,7 +8,11 @@ import os
 import re
 import signal
 import subprocess
+import sys
+from contextlib import AbstractContextManager
 from pathlib import Path
+
+from harness.core.errors import EngineUnavailable
 
 STOP_GRACE = 10.0  # seconds a daemon's JVM gets to clean up after SIGTERM
 LOG_TAIL = 3  # the log lines an error quotes
@@ -40,3 +44,19 @@ def log_tail(log: Path | None, skip_info: bool = False) -> str:
     said = [line for line in lines if line and not _STACK_FRAME.match(line)
             and not (skip_info and " INFO " in line)]
     return " | ".join(said[-LOG_TAIL:]) or "no output"
+
+
+def serve(daemon: AbstractContextManager) -> None:
+    """Start `daemon` (a local cluster or server whose `url` says where it is),
+    print its URL on stdout and keep it up until Ctrl-C or SIGTERM, which both
+    leave the `with` and so stop it; exit naming the cause when it will not start."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        with daemon as up:
+            print(up.url, flush=True)
+            while True:
+                signal.pause()
+    except EngineUnavailable as e:
+        sys.exit(str(e))
+    except KeyboardInterrupt:
+        pass

@@ -35,7 +35,6 @@ import atexit
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -49,7 +48,7 @@ from types import TracebackType
 from harness.core.errors import EngineUnavailable
 from harness.core.lifeline import Guardian, Step, kill_group_step, remove_step
 from harness.engines.ports import free_loopback_port
-from harness.engines.spark.daemons import end_group, log_tail
+from harness.engines.spark.daemons import end_group, log_tail, serve
 from harness.engines.spark.jvm import require_java
 
 HOST = "127.0.0.1"
@@ -224,18 +223,7 @@ def _alive_workers(state: dict) -> int:
 
 def main() -> None:
     """Run a local cluster until Ctrl-C (or SIGTERM), its URL on stdout."""
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # leave the `with`: stop the cluster
-    workers = int(sys.argv[1]) if len(sys.argv) > 1 else 2
-    try:
-        with LocalCluster(workers) as cluster:
-            print(cluster.url, flush=True)
-            while True:
-                signal.pause()
-    except EngineUnavailable as e:
-        sys.exit(str(e))
-    except KeyboardInterrupt:
-        pass
-
+    serve(LocalCluster(int(sys.argv[1]) if len(sys.argv) > 1 else 2))
 
 if __name__ == "__main__":
     main()
