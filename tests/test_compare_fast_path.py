@@ -147,3 +147,53 @@ def test_a_row_id_returned_twice_is_not_identical():
     twice = answer.take([0, 0, 2])
     assert not identical_answer(twice, answer, plan, range(plan.visible))
     assert compare(twice, Judgement(plan, NULLS_LARGEST), oracle).verdict is Verdict.MISMATCH
+
+
+TIED = "SELECT id, v, row_number() OVER (ORDER BY v) AS rn, sum(f) OVER (ORDER BY v ROWS UNBOUNDED PRECEDING) AS s FROM t"
+
+
+@pytest.mark.parametrize("sql", [QUERIES[0], QUERIES[1], TIED])
+def test_a_wrong_value_in_the_last_column_fails(sql):
+    plan, oracle, answer = _answer(sql, ROWS)
+    last = plan.visible - 1
+    values = answer.column(last).to_pylist()
+    values[-1] = (values[-1] or 0) + 1
+    changed = answer.set_column(last, answer.schema.field(last), pa.array(values, answer.schema.field(last).type))
+    assert not identical_answer(changed, answer, plan, range(plan.visible))
+    assert compare(changed, Judgement(plan, NULLS_LARGEST), oracle).verdict is Verdict.MISMATCH
+
+
+def test_rows_out_of_order_under_order_by_fail_even_with_every_value_right():
+    plan, oracle, answer = _answer("SELECT id, v FROM t ORDER BY id DESC", ROWS)
+    reversed_ = answer.take([2, 1, 0])
+    assert not identical_answer(reversed_, answer, plan, range(plan.visible))
+    assert compare(reversed_, Judgement(plan, NULLS_LARGEST), oracle).verdict is Verdict.MISMATCH
+
+
+def test_a_wrong_value_among_tied_rows_fails():
+    """Rows 2 and 3 tie on v: the running sum may come in either order of them, but
+    a value no order of the peers gives is a mismatch, fast path or not."""
+    plan, oracle, answer = _answer(TIED, ROWS)
+    sums = answer.column(3).to_pylist()
+    tied = [i for i, v in enumerate(answer.column(1).to_pylist()) if v == 2]
+    sums[tied[0]] += 0.25
+    changed = answer.set_column(3, answer.schema.field(3), pa.array(sums, answer.schema.field(3).type))
+    assert not identical_answer(changed, answer, plan, range(plan.visible))
+    assert compare(changed, Judgement(plan, NULLS_LARGEST), oracle).verdict is Verdict.MISMATCH
+
+
+def test_a_wrong_hidden_order_key_is_not_identical():
+    """Found by the property above: under ORDER BY a key that is no user column, the
+    instrumenter adds it as a hidden column; an engine's wrong value there moves its
+    row in the order, so the fast path must compare it too."""
+    sql = "SELECT id FROM t ORDER BY v LIMIT 2"
+    plan, oracle, answer = _answer(sql, ROWS)
+    answer = answer.slice(0, 2)  # the reference is evaluated without the LIMIT
+    assert identical_answer(answer, oracle.evaluate().table, plan, range(plan.visible))
+    key = plan.order_keys[0].column
+    assert key >= plan.visible  # hidden
+    values = answer.column(key).to_pylist()
+    values[0] = 9
+    changed = answer.set_column(key, answer.schema.field(key), pa.array(values, answer.schema.field(key).type))
+    assert not identical_answer(changed, oracle.evaluate().table, plan, range(plan.visible))
+    assert compare(changed, Judgement(plan, NULLS_LARGEST), oracle).verdict is Verdict.MISMATCH

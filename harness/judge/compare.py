@@ -388,8 +388,8 @@ def _with_order_note(outcome: Outcome, judgement: Judgement) -> Outcome:
 
 def identical_answer(actual: pa.Table, reference: pa.Table, plan: Plan, user: Sequence[int]) -> bool:
     """The fast path: the answer is the reference's own, bit for bit, in every
-    user column (and the row id): then it matches, with nothing to note, and
-    no row needs to become Python values.
+    user column, the row id and the hidden ORDER BY key columns: then it
+    matches, with nothing to note, and no row needs to become Python values.
 
     Rows are aligned as the reference gave them, or by the row id where the
     query has one and no ORDER BY (with one, the answer's order is its own
@@ -409,7 +409,10 @@ def identical_answer(actual: pa.Table, reference: pa.Table, plan: Plan, user: Se
         reference = reference.slice(start, max(0, end - start))
     if actual.num_rows != reference.num_rows:
         return False
-    columns = [*user, *([plan.rowid_column] if plan.rowid_column is not None else [])]
+    # The user's columns, the row id, and the ORDER BY keys the instrumenter added
+    # as hidden columns: the full comparison checks the order and groups rows by them.
+    keys = [k.column for k in plan.order_keys or () if k.column not in user]
+    columns = [*user, *([plan.rowid_column] if plan.rowid_column is not None else []), *keys]
     if plan.rowid_column is not None and not plan.order_keys and actual.num_rows > 1:
         actual = actual.take(pa.compute.sort_indices(actual.column(plan.rowid_column)))
         reference = reference.take(pa.compute.sort_indices(reference.column(plan.rowid_column)))
