@@ -46,9 +46,6 @@ from collections.abc import Sequence
 from harness.cases.case import Case
 
 MAX_SIBLINGS = 200  # the most siblings a shape gets, and the stride of case indices per shape
-# Campaigns recorded before the stride was MAX_SIBLINGS (a resume reads `slot`
-# from campaign.json; one without it had this stride).
-OLD_STRIDE = 20
 # How many times its batched query a shape's siblings may cost together.
 QUERY_MULTIPLE = 4.0
 
