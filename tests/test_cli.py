@@ -194,6 +194,30 @@ def test_progress_on_a_terminal_rewrites_one_line():
     assert frames == ["", "corpus [1/2] a/first", ("corpus [2/2] b/" + "x" * 300)[:200], ""]
 
 
+def test_the_gates_corpus_and_fuzz_share_the_line_and_each_logs_its_own():
+    """The gate's two parts report at once (the campaign from a thread): on a
+    terminal the line shows both while the corpus runs, the fuzz alone after its
+    last case; in a log, each part keeps its own pace."""
+    progress = Progress()
+    progress.add_case({"index": 0, "seed": "1/0", "shape": "1/0", "verdicts": {"duckdb": "match"}, "cells": []})
+    fuzz = progress_text(progress, 1.0)
+    stream = _Terminal()
+    line = ProgressLine(stream)
+    corpus = line.cases("corpus ")
+    corpus(0, 2, "a")
+    line.campaign(progress, 1.0)
+    corpus(1, 2, "b")  # the last case: the corpus part ends
+    line.campaign(progress, 2.0)
+    frames = stream.getvalue().split("\r\033[K")
+    assert frames[1:4] == ["corpus [1/2] a", f"corpus [1/2] a | {fuzz}", f"corpus [2/2] b | {fuzz}"]
+    log = io.StringIO()
+    line = ProgressLine(log)
+    line.cases("", lambda i, n: f"corpus {i}/{n}")(0, 3, "a")
+    line.campaign(progress, 1.0)  # its own first line, though the corpus just logged
+    line.cases("", lambda i, n: f"corpus {i}/{n}")(1, 3, "b")  # within 15 s of its own: skipped
+    assert log.getvalue() == f"corpus 1/3\n{fuzz}\n"
+
+
 def test_progress_in_a_log_writes_a_line_now_and_then():
     stream = io.StringIO()
     line = ProgressLine(stream)

@@ -251,3 +251,34 @@ def test_printed_commands_carry_the_engine_python_and_postgres_options_they_need
     everyone = shlex.split(config.reduce_command("f.yaml", "reference"))
     assert everyone[everyone.index("--engines") + 1] == "reference,duckdb,duckdb@old,postgres"
     assert "duckdb@old=/envs/old/bin/python" in everyone and "--postgres-local" in everyone
+
+
+def test_a_reference_outvoted_by_a_known_overflow_of_every_engine_is_explained(tmp_path):
+    """The fuzz part's reference finding over values near 1e307 (every engine's
+    DOUBLE accumulator overflows, DuckDB's to NaN on some runs, to inf on others):
+    the reviewed reference entry explains it whatever each engine answered; an
+    engine's unexplained wrong value on the same case is still not explained."""
+    from harness.baseline.explainer import Explainer
+    from harness.baseline.known import derived_entries, load_baseline
+    from harness.cases.case import load_case
+    from harness.cases.casefile import SavedCase
+    from harness.gate.judge import fuzz_items
+
+    case = load_case(Path("cases/regressions/stddev_pop_square_overflows.yaml"))
+    explainer = Explainer(load_baseline(DEFAULT_PATH), derived_entries(["duckdb"]), {"duckdb": "2.0.1"})
+
+    def finding(difference: str) -> dict:
+        detail = f"the reference disagrees with every engine that answered; against the reference: {difference}"
+        facts = {"column": "s", "difference": difference, "against_reference": "mismatch"}
+        record = {"engines": {"duckdb": {"verdict": "suspect-reference", "detail": detail, "facts": facts}}}
+        return {"engine": "reference", "verdict": "suspect-reference", "first_case": 3, "detail": detail,
+                "facts": facts, "file": "f.yaml", "signature": "s", "key": "k", "saved": SavedCase.of(case, record)}
+
+    def explained(difference: str) -> str | None:
+        f = finding(difference)
+        [item] = fuzz_items([f], tmp_path, 0, explainer, {"f.yaml": f.pop("saved")})
+        return item.entry.id if item.entry is not None else None
+
+    assert explained("engine nan, expected 1.0010415475915505e+154") == "every-engine-variance-intermediate-overflow"
+    assert explained("engine inf, expected 1.0010415475915505e+154") == "every-engine-variance-intermediate-overflow"
+    assert explained("engine 3.0, expected 1.0010415475915505e+154") is None

@@ -85,9 +85,13 @@ def test_run_report_is_made_in_memory_and_equals_the_report_of_its_directory(tmp
     assert page == _page(disk)
 
 
-def test_the_gate_report_is_made_in_memory_and_equals_the_report_of_its_directory(tmp_path: Path, capsys) -> None:
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_the_gate_report_is_made_in_memory_and_equals_the_report_of_its_directory(tmp_path: Path, capsys,
+                                                                                  jobs: str) -> None:
+    """With one fuzz shard or two beside the corpus: the shards send the finding
+    files they wrote, and the gate judges and diffs the cases they sent."""
     gate, memory, disk = tmp_path / "gate", tmp_path / "memory.html", tmp_path / "disk.html"
-    assert main([*GATE, "--out", str(gate), "--report", str(memory)]) == 1  # the faulty engine fails it
+    assert main([*GATE, "--jobs", jobs, "--out", str(gate), "--report", str(memory)]) == 1  # the faulty engine
     failures = json.loads(capsys.readouterr().out)["failures"]
     # the fuzz findings were judged, and diffed, from the cases the campaign kept in memory
     fuzz = [f for f in failures if f["source"] == "fuzz"]

@@ -218,3 +218,29 @@ def _pump(source: socket.socket, sink: socket.socket) -> None:
             sink.sendall(data)
     except OSError:
         pass
+
+
+@pytest.mark.spark
+def test_the_launched_jvm_runs_with_the_quick_options(engines) -> None:
+    """The JVM the harness launches runs C1 alone with the serial collector
+    (`harness.engines.spark.jvm.QUICK_JVM`): read from the running JVM itself."""
+    from harness.engines.spark import adapter
+    from harness.engines.spark.jvm import QUICK_JVM
+
+    engines.get("spark").run({}, "SELECT 1 AS one")
+    root = adapter._PROCESS.root
+    assert root is not None
+    jvm = root.spark.sparkContext._jvm
+    arguments = list(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
+    assert set(QUICK_JVM.split()) <= set(arguments), arguments
+
+
+def test_the_environment_replaces_the_quick_options(monkeypatch) -> None:
+    from harness.engines.spark.jvm import JAVA_OPTIONS_ENV, QUICK_JVM, driver_java_options
+
+    monkeypatch.setenv(JAVA_OPTIONS_ENV, "-Xmx2g")
+    assert driver_java_options().endswith(" -Xmx2g") and QUICK_JVM not in driver_java_options()
+    monkeypatch.setenv(JAVA_OPTIONS_ENV, "")
+    assert driver_java_options().startswith("-Dlog4j2.configurationFile=") and "-XX" not in driver_java_options()
+    monkeypatch.delenv(JAVA_OPTIONS_ENV)
+    assert driver_java_options().endswith(QUICK_JVM)

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import queue
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
@@ -51,6 +52,7 @@ from random import Random
 from harness.campaign.batch_runner import CaseRun, run_batch
 from harness.campaign.batching import NotBatchable
 from harness.campaign.steer import CoverageSteer, case_cells, data_shapes
+from harness.cases.casefile import SavedCase
 from harness.core import stages
 from harness.core.errors import CannotWrite, HarnessError
 from harness.core.lifeline import Parent, die_with
@@ -766,14 +768,17 @@ Listener = Callable[[Progress, float], None]
 
 
 def run_campaign(config: CampaignConfig, listener: Listener | None = None,
-                 engines: list[Engine] | None = None, in_memory: bool = False) -> CampaignResult:
+                 engines: list[Engine] | None = None, in_memory: bool = False, pool: bool = False,
+                 stop: threading.Event | None = None) -> CampaignResult:
     """Run (or resume) a campaign. `engines`, when given, are started ones to use
-    (and close) instead of making new ones; only with one job. `in_memory`: the
-    result also holds the campaign as its directory would be read (`record`),
-    for a caller that must not read back what it wrote; a new campaign of one job."""
+    (and close) instead of making new ones; only with one job run here. `in_memory`:
+    the result also holds the campaign as its directory would be read (`record`),
+    for a caller that must not read back what it wrote; a new campaign. `pool`: the
+    shards run in processes of their own even with one job (this process only
+    records). `stop`, once set, ends a pool's shards and the campaign."""
     _check_engines(config)
-    if (engines is not None or in_memory) and config.jobs > 1:
-        raise ValueError("a campaign runs on given engines, or in memory, only with one job")
+    if engines is not None and (config.jobs > 1 or pool):
+        raise ValueError("a campaign runs on given engines only with one job, in this process")
     if in_memory and config.resume:
         raise ValueError("a resumed campaign's earlier findings are on disk, not in memory")
     store = CampaignStore(config.out, _meta(config), config.resume, keep=in_memory)
@@ -787,14 +792,17 @@ def run_campaign(config: CampaignConfig, listener: Listener | None = None,
             if listener is not None:
                 listener(store.progress, time.time() - started)
 
-    shard: Shard | None = None
+    saved: dict[str, SavedCase] = {}  # the finding files the shards wrote, when in memory
     stopped = False
     try:
-        if config.jobs <= 1:
+        if config.jobs <= 1 and not pool:
             shard = Shard(config, 0, store.progress, store.findings_dir, engines)
-            shard.run(emit, deadline)
+            try:
+                shard.run(emit, deadline)
+            finally:
+                saved = shard.maker.saved
         else:
-            _run_pool(config, store, emit, deadline)
+            saved = _run_pool(config, store, emit, deadline, in_memory, stop)
     except CannotWrite as e:
         stopped = True
         raise CannotWrite(f"{e.reason}; the campaign stopped after "
@@ -811,8 +819,40 @@ def run_campaign(config: CampaignConfig, listener: Listener | None = None,
         finally:
             store.close()
     findings = [t.as_json() for t in store.progress.findings.values()]
-    record = store.record(summary, shard.maker.saved if shard is not None else {})
-    return CampaignResult(config.out, summary, findings, record)
+    return CampaignResult(config.out, summary, findings, store.record(summary, saved))
+
+
+class RunningCampaign:
+    """A campaign whose shards run in processes of their own while the caller
+    works on (the gate's fuzz part beside its corpus). This process records what
+    the shards send, from a thread; `result` waits for the end."""
+
+    def __init__(self, config: CampaignConfig, listener: Listener | None = None, in_memory: bool = False):
+        self._stop = threading.Event()
+        self._result: CampaignResult | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._main, args=(config, listener, in_memory),
+                                        name="campaign", daemon=True)
+        self._thread.start()
+
+    def _main(self, config: CampaignConfig, listener: Listener | None, in_memory: bool) -> None:
+        try:
+            self._result = run_campaign(config, listener, in_memory=in_memory, pool=True, stop=self._stop)
+        except BaseException as e:  # noqa: BLE001 (raised again by `result`, in the caller's thread)
+            self._error = e
+
+    def result(self) -> CampaignResult:
+        """The campaign's result, once its shards are done; its error, raised here."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None
+        return self._result
+
+    def cancel(self) -> None:
+        """End the shards now (the caller failed); nothing when the campaign is over."""
+        self._stop.set()
+        self._thread.join(60)
 
 
 def _record(store: CampaignStore, line: dict) -> None:
@@ -850,20 +890,28 @@ def _meta(config: CampaignConfig) -> dict:
             "started": time.strftime("%Y-%m-%dT%H:%M:%S")}
 
 
-def _run_pool(config: CampaignConfig, store: CampaignStore, emit: Emit, deadline: float | None) -> None:
+def _run_pool(config: CampaignConfig, store: CampaignStore, emit: Emit, deadline: float | None,
+              in_memory: bool = False, stop: threading.Event | None = None) -> dict[str, SavedCase]:
+    """Run the shards; the finding files they wrote, as they sent them (`in_memory`)."""
     ctx = mp.get_context("spawn")
     lines: mp.Queue = ctx.Queue()
     parent = Parent.this()
     # Each shard holds the parent's lock on the directory too (`harness.results.lock`).
     workers = [ctx.Process(target=_shard_main, args=(config, job, store.progress, store.findings_dir,
-                                                       lines, deadline, parent, store.lock), name=f"shard {job}")
+                                                       lines, deadline, parent, store.lock, in_memory),
+                           name=f"shard {job}")
                for job in range(config.jobs)]
     for w in workers:
         w.start()
     running = len(workers)
     failed: Exception | None = None
+    saved: dict[str, SavedCase] = {}
     try:
         while running:
+            if stop is not None and stop.is_set():
+                for w in workers:
+                    w.terminate()
+                break
             try:
                 with stage(stages.PARENT_WAIT):
                     line = lines.get(timeout=1.0)
@@ -877,6 +925,8 @@ def _run_pool(config: CampaignConfig, store: CampaignStore, emit: Emit, deadline
                 stages.merge(line["profile"])
             elif line.get("kind") == "shard-failed":
                 failed = failed or line["error"]  # the first; the other shards finish as they can
+            elif line.get("kind") == "saved":
+                saved.update(line["saved"])
             else:
                 emit(line)
     except CannotWrite:  # the campaign stops: the shards' work could not be recorded anyway
@@ -890,21 +940,29 @@ def _run_pool(config: CampaignConfig, store: CampaignStore, emit: Emit, deadline
                 w.terminate()
     if failed is not None:
         raise failed
+    return saved
 
 
 def _shard_main(config: CampaignConfig, job: int, progress: Progress, findings_dir: Path,
-                lines: mp.Queue, deadline: float | None, parent: Parent, lock: object = None) -> None:
-    """`lock`: the parent's lock on the campaign directory, held while this shard lives."""
+                lines: mp.Queue, deadline: float | None, parent: Parent, lock: object = None,
+                send_saved: bool = False) -> None:
+    """`lock`: the parent's lock on the campaign directory, held while this shard
+    lives. `send_saved`: the finding files this shard wrote are sent too, as written
+    (a parent that keeps the campaign in memory never reads them back)."""
     die_with(parent)  # a shard whose campaign was killed stops at once (its workers follow it)
     if config.profile:
         stages.start()
+    shard: Shard | None = None
     try:
-        Shard(config, job, progress, findings_dir).run(lines.put, deadline)
+        shard = Shard(config, job, progress, findings_dir)
+        shard.run(lines.put, deadline)
     except CannotWrite as e:  # the parent stops the campaign and says why
         lines.put({"kind": "cannot-write", "message": e.reason, "where": e.where})
     except HarnessError as e:  # bad input, an engine that would not start: the parent raises it
         lines.put({"kind": "shard-failed", "error": e})
     finally:
+        if send_saved and shard is not None:
+            lines.put({"kind": "saved", "saved": shard.maker.saved})
         clock = stages.stop()
         if clock is not None:
             lines.put({"kind": "profile", "profile": clock.as_json()})

@@ -3,12 +3,15 @@
 On a terminal the line is rewritten in place; in a log (stderr is not a
 terminal) a line is written now and then, or nothing. The stages below never
 print: they call back (`judge.runner.Progress` per case, `campaign.loop.Listener`
-per campaign step), and the callbacks made here decide what shows.
+per campaign step), and the callbacks made here decide what shows. The gate's
+corpus and fuzz parts run at once (the campaign's calls come from a thread of
+its own): the line then shows both, `corpus [i/N] CASE | fuzz ...`.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
@@ -36,49 +39,48 @@ class ProgressLine:
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty()
-        self._last: float | None = None  # when the line last showed
+        self._lock = threading.Lock()  # the gate's two parts report from two threads
+        self._parts: dict[str, str] = {}  # what each part last said ("cases", "campaign")
+        self._last: dict[str, float] = {}  # when each part last showed
 
     def cases(self, prefix: str = "",
               log: Callable[[int, int], str] | None = None) -> CaseProgress:
         """A `run_cases` callback: `PREFIX[i/N] CASE` on a terminal; in a log
-        `log(i, N)`, or nothing without `log`."""
+        `log(i, N)`, or nothing without `log`. The part ends with the last case."""
         def progress(done: int, total: int, case: str) -> None:
             if self.tty:
-                self._draw(f"{prefix}[{done + 1}/{total}] {case}", every=0.0)
+                self._show("cases", f"{prefix}[{done + 1}/{total}] {case}", every=0.0)
             elif log is not None:
-                self._log(log(done + 1, total))
+                self._show("cases", log(done + 1, total), every=LOG_EVERY)
+            if done + 1 == total:
+                with self._lock:
+                    self._parts.pop("cases", None)
         return progress
 
     def campaign(self, progress: Progress, elapsed: float) -> None:
         """A `run_campaign` listener: cases/s, shapes and cells a minute, verdicts per
         engine, findings."""
-        text = progress_text(progress, elapsed)
-        if self.tty:
-            self._draw(text, every=REDRAW_EVERY)
-        else:
-            self._log(text)
+        self._show("campaign", progress_text(progress, elapsed), REDRAW_EVERY if self.tty else LOG_EVERY)
 
     def clear(self) -> None:
-        if self.tty:
-            write_unescaped(self.stream, _CLEAR)
-            self.stream.flush()
-        self._last = None
+        with self._lock:
+            if self.tty:
+                write_unescaped(self.stream, _CLEAR)
+                self.stream.flush()
+            self._last.clear()
 
-    def _due(self, every: float) -> bool:
-        now = time.monotonic()
-        if self._last is not None and now - self._last < every:
-            return False
-        self._last = now
-        return True
-
-    def _draw(self, text: str, every: float) -> None:
-        if self._due(every):  # its own cursor codes, the text (a case id...) escaped
-            write_unescaped(self.stream, _CLEAR + printable(text)[:WIDTH])
-            self.stream.flush()
-
-    def _log(self, text: str) -> None:
-        if self._due(LOG_EVERY):
-            self.stream.write(text + "\n")
+    def _show(self, part: str, text: str, every: float) -> None:
+        """On a terminal the line of every part, redrawn; in a log this part's own line."""
+        with self._lock:
+            self._parts[part] = text
+            now, last = time.monotonic(), self._last.get(part)
+            if last is not None and now - last < every:
+                return
+            self._last[part] = now
+            if self.tty:  # its own cursor codes, the text (a case id...) escaped
+                write_unescaped(self.stream, _CLEAR + printable(" | ".join(self._parts.values()))[:WIDTH])
+            else:
+                self.stream.write(text + "\n")
             self.stream.flush()
 
 

@@ -85,10 +85,9 @@ def fuzz_items(findings: Sequence[dict], out: Path, seed: int, explainer: Explai
         extra = frozenset({f"metamorphic.{record['relation']}"}) if record.get("relation") else frozenset()
         obs = explainer.observe(f"fuzz/{seed}/{f['first_case']}", f["engine"], f["verdict"],
                                 f.get("detail", ""), case, extra, recorded(f))
-        if f["engine"] == "reference" and f["verdict"] == Verdict.SUSPECT_REFERENCE.value:
+        entry = explainer.explain(obs)  # a reviewed reference entry (every engine's known overflow)
+        if entry is None and f["engine"] == "reference" and f["verdict"] == Verdict.SUSPECT_REFERENCE.value:
             entry = _every_engine_explained(obs, record, explainer)
-        else:
-            entry = explainer.explain(obs)
         sql = ((record.get("engines") or {}).get(f["engine"]) or {}).get("sql") or record.get("left_sql")
         items.append(Item("fuzz", obs.case_id, f["engine"], f["verdict"], f.get("detail", ""),
                           entry, sql, str(out / f["file"]) if f.get("file") else None,

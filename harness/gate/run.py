@@ -56,6 +56,9 @@ class GateConfig:
     seed: int = 0
     budget_seconds: float = 60.0
     budget_cases: int | None = None  # also stop the fuzz after this many cases
+    # Shard processes of the fuzz part, each with its own engines; they run while
+    # this process runs the corpus on its engines.
+    jobs: int = 1
     strict_baseline: bool = False
     engine_options: dict = field(default_factory=dict)
     timeout_seconds: float = 30.0
@@ -191,19 +194,28 @@ def run_gate(config: GateConfig, say: Say = lambda text: None, listener: Listene
 
 def _run_gate(config: GateConfig, say: Say, listener: Listener | None, progress: Progress | None,
               t0: float, started: float) -> GateResult:
-    from harness.campaign.loop import CampaignConfig, make_engines, run_campaign
+    from harness.campaign.loop import CampaignConfig, RunningCampaign, make_engines
     from harness.results.rundir import write_run_dir
 
     (config.out / MARKER).write_text(json.dumps({"running": True}) + "\n")  # marks the directory a gate's
     campaign = CampaignConfig(
         seed=config.seed, engines=config.engines, out=config.out / "fuzz", cases=config.budget_cases,
-        minutes=config.budget_seconds / 60, reduce=False, timeout_seconds=config.timeout_seconds,
-        batch_size=config.batch_size, engine_options=config.engine_options,
+        minutes=config.budget_seconds / 60, jobs=config.jobs, reduce=False,
+        timeout_seconds=config.timeout_seconds, batch_size=config.batch_size,
+        engine_options=config.engine_options,
     )
     engines = make_engines(campaign)
+    fuzz: RunningCampaign | None = None
     try:
+        if config.budget_seconds > 0 and config.budget_cases != 0:
+            # The fuzz shards start their own engines and fuzz while this process
+            # runs the corpus: the budget's wall time is spent beside it, not after it.
+            say(f"fuzzing for {config.budget_seconds:g} s, seed {config.seed}, in {config.jobs} "
+                f"shard(s) beside the corpus")
+            fuzz = RunningCampaign(campaign, listener, in_memory=True)
         say(f"starting {len(engines)} engines")
         corpus = run_corpus(config.cases, engines, progress=progress)
+        say(f"corpus done in {time.monotonic() - t0:.1f} s")
         versions = dict(corpus.engines)
         explainer = Explainer(config.baseline, derived_entries(list(config.engines)), versions)
         by_id = {c.id: c for c in config.cases}
@@ -215,9 +227,8 @@ def _run_gate(config: GateConfig, say: Say, listener: Listener | None, progress:
         cases: list[dict] = []
         occurrences: list[dict] = []
         fuzz_record: CampaignRecord | None = None
-        if config.budget_seconds > 0 and config.budget_cases != 0:
-            say(f"fuzzing for {config.budget_seconds:g} s, seed {config.seed}")
-            result = run_campaign(campaign, listener=listener, engines=engines, in_memory=True)
+        if fuzz is not None:
+            result = fuzz.result()
             fuzz_record = result.record
             assert fuzz_record is not None  # asked for in_memory
             summary, cases, occurrences = result.summary, list(fuzz_record.case_lines()), fuzz_record.occurrences
@@ -234,7 +245,9 @@ def _run_gate(config: GateConfig, say: Say, listener: Listener | None, progress:
             by_file = {str(campaign.out / file): saved for file, saved in fuzz_record.saved.items()}
             fuzz_ab = reduce_regressions(fuzz_ab, engines, by_file, config.ab_reduce_seconds, say)
         ab += fuzz_ab
-    finally:  # the campaign closed them too; a diff or a reduction may have restarted one
+    finally:  # a diff or a reduction may have restarted one
+        if fuzz is not None:
+            fuzz.cancel()  # nothing when it is over; else (this process failed) its shards end now
         for engine in engines:
             engine.close()
     old = stale(config.baseline, explainer.used, versions, by_id, config.whole_corpus)

@@ -31,9 +31,9 @@ from harness.engines.spark.compat import from_arrow, quiet_python_loggers, to_ar
 from harness.engines.spark.connect import arrow_frame, is_connect_url, open_session, session_lost
 from harness.engines.spark.dialect import SPARK
 from harness.engines.spark.jvm import (
+    driver_java_options,
     error_message,
     launch_conf,
-    log4j_file,
     require_java,
     scratch_conf,
     short_message,
@@ -82,8 +82,8 @@ def _builder(master: str) -> SparkSession.Builder:
     from pyspark.sql import SparkSession
 
     require_java()
-    conf = {**launch_conf(master), **scratch_conf(), "spark.driver.extraJavaOptions":
-            f"-Dlog4j2.configurationFile=file:{log4j_file()}", **SQL_CONF}
+    conf = {**launch_conf(master), **scratch_conf(), "spark.driver.extraJavaOptions": driver_java_options(),
+            **SQL_CONF}
     builder = SparkSession.builder.appName("window-harness").master(master)
     for key, value in conf.items():
         builder = builder.config(key, value)

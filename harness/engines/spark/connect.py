@@ -41,7 +41,7 @@ from harness.core.lifeline import Guardian, kill_group_step, remove_step
 from harness.engines.base import library_missing
 from harness.engines.ports import free_loopback_port
 from harness.engines.spark.daemons import end_group, log_tail, serve
-from harness.engines.spark.jvm import launch_conf, log4j_file, require_java, short_message
+from harness.engines.spark.jvm import driver_java_options, launch_conf, require_java, short_message
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -207,7 +207,7 @@ class LocalConnectServer:
         conf = {**launch_conf(self.master), **self.conf,
                 "spark.connect.grpc.binding.address": "127.0.0.1",
                 "spark.connect.grpc.binding.port": str(self.port),
-                "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j_file()}"}
+                "spark.driver.extraJavaOptions": driver_java_options()}
         command = [str(Path(_find_spark_home()) / "bin" / "spark-submit"),
                    "--master", self.master, "--name", "window-harness Spark Connect",
                    "--class", SERVER_CLASS]

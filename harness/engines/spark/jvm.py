@@ -65,6 +65,23 @@ def scratch_conf() -> dict[str, str]:
             "spark.local.dir": os.path.join(root, "local")}
 
 
+# The JVM the harness launches lives for one command and answers many small
+# queries: most of its CPU went to the C2 compiler compiling Spark's planner
+# (the corpus on Spark took 87 CPU-seconds on two cores with the JVM's defaults,
+# 45 with these, and 46 s of wall time against 27). Neither the compiler nor the
+# collector changes a result: floating point is strict in Java 17 whichever
+# compiler runs the code (JEP 306). WINDOW_HARNESS_SPARK_JAVA_OPTIONS replaces
+# them (empty: the JVM's defaults, for a campaign of hours on many cores).
+JAVA_OPTIONS_ENV = "WINDOW_HARNESS_SPARK_JAVA_OPTIONS"
+QUICK_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
+def driver_java_options() -> str:
+    """spark.driver.extraJavaOptions of a JVM the harness launches: its log
+    configuration, and QUICK_JVM unless the environment says otherwise."""
+    return f"-Dlog4j2.configurationFile=file:{log4j_file()} {os.environ.get(JAVA_OPTIONS_ENV, QUICK_JVM)}".strip()
+
+
 def log4j_file() -> str:
     fd, path = tempfile.mkstemp(prefix="window-harness-log4j2-", suffix=".properties")
     with os.fdopen(fd, "w") as f:
