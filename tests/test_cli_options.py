@@ -30,7 +30,7 @@ expected:
 # completeness test below keeps this list in step with the parser.
 OUT_OF_RANGE = [
     ("fuzz", "--minutes", "-1"), ("fuzz", "--minutes", "0"), ("fuzz", "--cases", "-1"),
-    ("fuzz", "--seed", "-5"), ("fuzz", "--jobs", "0"), ("fuzz", "--reduce-seconds", "0"),
+    ("fuzz", "--seed", "-5"), ("fuzz", "--jobs", "0"), ("gate", "--jobs", "0"), ("fuzz", "--reduce-seconds", "0"),
     ("fuzz", "--timeout", "0"), ("fuzz", "--timeout", "nan"), ("fuzz", "--metamorphic-share", "1.5"),
     ("fuzz", "--batch-size", "0"), ("fuzz", "--unbatched-share", "-0.1"), ("fuzz", "--reruns", "-1"),
     ("fuzz", "--bare-share", "1.01"), ("fuzz", "--large-share", "-0.5"), ("fuzz", "--profile-share", "2"),

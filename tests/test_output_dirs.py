@@ -192,7 +192,9 @@ def test_a_second_gate_on_a_directory_in_use_is_refused_and_deletes_nothing(tmp_
     first = _harness(*gate, "--budget-seconds", "100000")
     left: list[int] = []
     try:
-        _wait_for(lambda: (out / "fuzz" / CASES).exists(), first, "its fuzz part")
+        # the fuzz runs beside the corpus: wait for both to have written
+        _wait_for(lambda: (out / "fuzz" / CASES).exists() and (out / "corpus" / "run.json").exists(), first,
+                  "its corpus and its fuzz part")
         assert main([*gate, "--budget-seconds", "0"]) == 2
         assert f"{out} is in use by another window-harness command (gate, pid {first.pid}" in \
             capsys.readouterr().err
