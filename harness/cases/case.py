@@ -13,6 +13,7 @@ from typing import TypeVar
 
 import pyarrow as pa
 
+from harness.cases.source_answer import check_source_answer
 from harness.cases.tables import coerce_value, load_tables, rows_sink
 from harness.cases.tables import require as _require
 from harness.cases.yamldoc import read_yaml
@@ -26,6 +27,7 @@ CASE_SUFFIXES = (".yaml", ".yml")
 C = TypeVar("C", "Case", "ListedCase")
 _KNOWN_FIELDS = {
     "description", "tags", "tables", "sql", "expected", "error", "profile", "id", "finding",
+    "source_answer",
 }
 
 
@@ -54,6 +56,10 @@ class Case:
     # answer): a record for people, never read by a verdict. A case with one
     # may omit `expected`: the reference is then the oracle.
     finding: dict | None = field(default=None, compare=False)
+    # The answer an engine's own test suite recorded (cases/README.md), as read:
+    # judged beside the engines' verdicts, never as the expected rows. A case
+    # with one may omit `expected`: the reference is then the oracle.
+    source_answer: dict | None = field(default=None, compare=False)
 
 
 def discover(paths: Iterable[str | Path]) -> list[Path]:
@@ -128,13 +134,16 @@ def _build_case(doc: dict, where: str, path: Path, cid: str) -> Case:
 
     schemas, tables = load_tables(_require(doc, "tables", dict, where), where)
     sql = _require(doc, "sql", str, where)
+    # A case that expects an error (its own, or its source's) may hold a frame the
+    # syntax rules forbid, or a name that does not resolve: the very error expected.
+    source = doc.get("source_answer")
+    expects_error = doc.get("error") is not None or (isinstance(source, dict) and "error" in source)
     try:
-        # A case that expects an error may hold a frame the syntax rules forbid.
-        query = parse(sql, keep_invalid=doc.get("error") is not None)
+        query = parse(sql, keep_invalid=expects_error)
     except InvalidInput as e:
         raise InvalidCase(str(e), f"{where}: sql") from None
     error = doc.get("error")
-    if error is None:  # a case that expects an error may expect exactly this one
+    if not expects_error:
         _check_names(query, tables, where)
     expected = _load_expected(doc.get("expected"), where)
     if error is not None and (not isinstance(error, str) or expected is not None):
@@ -142,7 +151,8 @@ def _build_case(doc: dict, where: str, path: Path, cid: str) -> Case:
     finding = doc.get("finding")
     if finding is not None and not isinstance(finding, dict):
         raise InvalidCase("must be a mapping (the record of a generated case)", f"{where}: finding")
-    if error is None and expected is None and finding is None:
+    source_answer = check_source_answer(doc.get("source_answer"), where)
+    if error is None and expected is None and finding is None and source_answer is None:
         raise InvalidCase("missing (or give `error` for a query that must fail)", f"{where}: expected")
     tags = doc.get("tags", [])
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
@@ -160,6 +170,7 @@ def _build_case(doc: dict, where: str, path: Path, cid: str) -> Case:
         profile=_profile_name(doc.get("profile"), where),
         path=path,
         finding=finding,
+        source_answer=source_answer,
     )
 
 

@@ -67,6 +67,8 @@ def case_doc(case: Case, finding: Mapping | None = None) -> dict:
                            "rows": [[yaml_value(v) for v in r] for r in case.expected.rows]}
     if case.error is not None:
         doc["error"] = case.error
+    if case.source_answer is not None:
+        doc["source_answer"] = case.source_answer
     record = finding if finding is not None else case.finding
     if record is not None:
         doc["finding"] = dict(record)

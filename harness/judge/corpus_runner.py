@@ -42,6 +42,7 @@ from harness.judge.runner import (
     _harness_failed,
     _Prepared,
     judge_answer,
+    judge_source_answer,
     reference_table,
     run_bare,
     said_restricted,
@@ -193,6 +194,9 @@ def _judge_chunk(batch: _Chunk, engines: Sequence[Engine], run: RunResults, bare
             run.query_seconds[engine.name] += result.seconds
             mine.append(result)
         prepared.flag_suspect_reference(mine, engines)
+        source = judge_source_answer(prepared)
+        if source is not None:
+            run.sources.append(source)
         if bare:  # one query at a time, as `run_case` runs it (`run_corpus` waits for every batch first)
             run_bare(prepared.case, mine, engines, run.query_seconds, prepared.reference)
         results.extend(mine)

@@ -61,6 +61,7 @@ from harness.judge.instrument import (
 )
 from harness.judge.oracle import Oracle, search_limit
 from harness.judge.restrict import Restriction, restrict
+from harness.judge.source import ReferenceSide, SourceResult, judge_source
 
 
 @dataclass
@@ -119,6 +120,12 @@ class RunResults:
     startup_seconds: dict[str, float] = field(default_factory=dict)
     query_seconds: Counter = field(default_factory=Counter)
     wall_seconds: float = 0.0
+    # Each case's `source_answer` judged against the reference (`harness.judge.source`):
+    # shown beside the verdicts, never one of them.
+    sources: list[SourceResult] = field(default_factory=list)
+
+    def source_counts(self) -> dict[str, int]:
+        return dict(Counter(s.verdict.value for s in self.sources))
 
     def counts(self) -> dict[str, dict[str, int]]:
         out: dict[str, Counter] = {name: Counter() for name in self.engines}
@@ -293,18 +300,19 @@ def run_cases(
     for i, case in enumerate(cases):
         if progress:
             progress(i, len(cases), case.id)
-        run.results.extend(run_case(case, engines, run.query_seconds, bare=bare))
+        run.results.extend(run_case(case, engines, run.query_seconds, bare=bare, sources=run.sources))
     run.wall_seconds = time.perf_counter() - t0
     return run
 
 
 def run_case(case: Case, engines: Sequence[Engine], clock: Counter | None = None,
-             flag: bool = True, bare: bool = False) -> list[Result]:
+             flag: bool = True, bare: bool = False, sources: list[SourceResult] | None = None) -> list[Result]:
     """One verdict per engine. The reference is always judged against the case's
     rows (it is the oracle), and listed only when it is among `engines`.
     `flag=False` leaves the suspect-reference check to a caller that has more
     engines' verdicts to add (`flag_suspect_reference`). `bare`: each engine's
-    verdict on the bare query too, kept as its result's `bare` (`run_bare`)."""
+    verdict on the bare query too, kept as its result's `bare` (`run_bare`).
+    `sources`: where the case's `source_answer`, judged, goes (`judge_source_answer`)."""
     prepared = PreparedCase(case)
     results = []
     for engine in engines:
@@ -321,7 +329,22 @@ def run_case(case: Case, engines: Sequence[Engine], clock: Counter | None = None
         prepared.flag_suspect_reference(results, engines)
     if bare:
         run_bare(case, results, engines, clock, prepared.reference, flag=flag)
+    if sources is not None and (judged := judge_source_answer(prepared)) is not None:
+        sources.append(judged)
     return results
+
+
+def judge_source_answer(prepared: PreparedCase) -> SourceResult | None:
+    """The case's `source_answer` against the reference under the source engine's
+    semantics profile (None: the case has none). Verdicts are untouched."""
+    answer = prepared.case.source_answer
+    if answer is None:
+        return None
+    p = prepared.plain
+    profile = profile_named(answer["engine"])
+    judged = p.under(profile)
+    side = ReferenceSide(p.plan, judged.oracle, profile, judged.invalid, judged.gap)
+    return judge_source(prepared.case.id, answer, side)
 
 
 class PreparedCase:

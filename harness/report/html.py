@@ -17,6 +17,7 @@ from harness.report.findings import finding_section
 from harness.report.markup import Markup, h
 from harness.report.matrix import Cell, Matrix, build_matrix
 from harness.report.model import ReportData
+from harness.report.source_answers import ANCHOR, source_section
 
 VERDICT_ORDER = ("match", "rejected-as-expected", "mismatch", "type-mismatch", "wrongly-accepted",
                  "wrongly-rejected", "error", "crash", "timeout", "unsupported", "suspect-reference",
@@ -41,8 +42,9 @@ def render_report(data: ReportData, title: str = "window-harness conformance rep
         _header(data, title),
         h("nav", {"class": "toc"}, [h("a", {"href": f"#{a}"}, t) for a, t in
                                     (("summary", "Summary"), ("plots", "Plots"),
-                                     ("matrix", "Conformance matrix"), ("findings", "Findings"))]),
-        h("main", {}, _summary(data), _plots(data), _matrix(matrix), _findings(data)),
+                                     ("matrix", "Conformance matrix"), ("findings", "Findings"),
+                                     *([(ANCHOR, "Source answers")] if data.source_answers else ()))]),
+        h("main", {}, _summary(data), _plots(data), _matrix(matrix), _findings(data), source_section(data)),
     ]
     return Markup("<!DOCTYPE html>\n") + h(
         "html", {"lang": "en"},

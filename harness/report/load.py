@@ -156,6 +156,7 @@ def _load_run(data: ReportData, record: RunRecord, explainer_for, kind: str = "r
     of = {(line["case"], line["engine"]): by_key[line["key"]] for line in lines}
     for rows in cases.values():
         data.exercised.update(rows.all())
+    data.source_answers += [{**line, "run": str(path)} for line in doc.get("sources", [])]
     for r in doc.get("results", []):
         if r.get("facts", {}).get("left_out"):
             _restricted(data.sources[-1], r["case"], r["engine"], r["verdict"], (r.get("notes") or [""])[0],

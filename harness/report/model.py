@@ -109,6 +109,8 @@ class ReportData:
     findings: list[Finding] = field(default_factory=list)
     # matrix row -> cases that exercised it (the "features exercised" plot)
     exercised: Counter = field(default_factory=Counter)
+    # Each case's source answer judged (run.json's `sources` lines, with `run` added).
+    source_answers: list[dict] = field(default_factory=list)
 
     @property
     def outcomes(self) -> list[Outcome]:

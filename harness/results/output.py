@@ -11,6 +11,7 @@ from typing import TextIO
 from harness.core.text import indented
 from harness.judge.compare import PASSING, Verdict
 from harness.judge.runner import Result, RunResults
+from harness.judge.source import SourceResult
 
 _ORDER = [v.value for v in Verdict]
 
@@ -28,6 +29,9 @@ def summary(run: RunResults) -> dict:
         "wall_seconds": round(run.wall_seconds, 2),
         "startup_seconds": {k: round(v, 2) for k, v in run.startup_seconds.items()},
         "query_seconds": {k: round(v, 2) for k, v in run.query_seconds.items()},
+        # Cases whose source answer (an engine suite's recorded answer) was judged, by
+        # outcome: only in a run that has them.
+        **({"source_answers": run.source_counts()} if run.sources else {}),
     }
 
 
@@ -54,6 +58,7 @@ def write_json(run: RunResults, out: TextIO | None = None) -> None:
     doc = {
         "engines": run.engines,
         "results": [r.as_json() for r in run.results],
+        **({"sources": [source.as_json() for source in run.sources]} if run.sources else {}),
         "summary": summary(run),
     }
     json.dump(doc, out, indent=2, default=str)
@@ -78,14 +83,50 @@ def write_table(run: RunResults, out: TextIO | None = None, known: Known | None 
     widths = [max(len(e), 13) for e in engines]
     out.write(_row(["case", *engines], [width, *widths]))
     out.write(_row(["-" * width, *["-" * w for w in widths]], [width, *widths]))
+    disagreeing = {s.case: s for s in run.sources if s.disagrees}
     for case in cases:
         marks = [cell[(case, e)].verdict.value if (case, e) in cell else "" for e in engines]
         out.write(_row([case, *marks], [width, *widths]))
+        if case in disagreeing:
+            out.write(f"  {SOURCE_NOTE}: {_source_line(disagreeing[case])}\n")
     out.write("\n")
     _write_counts(run, out)
     _write_restricted(run, out)
+    _write_sources(run, out)
     _write_details(run, out, known or (lambda r: None))
     _write_footer(run, out)
+
+
+SOURCE_NOTE = "source-disagrees"
+
+
+def _source_line(source: SourceResult) -> str:
+    origin = f" {source.origin}" if source.origin else ""
+    return f"{source.engine}{origin}: {source.verdict.value}"
+
+
+def _write_sources(run: RunResults, out: TextIO) -> None:
+    """Each case whose source answer disagrees with the reference (under the source
+    engine's profile), with both answers: beside the verdicts, never one of them."""
+    counts = run.source_counts()
+    if not counts:
+        return
+    out.write("Source answers (" + ", ".join(f"{v} {n}" for v, n in sorted(counts.items())) + "):\n")
+    for source in (s for s in run.sources if s.disagrees):
+        out.write(f"- {source.case} ({SOURCE_NOTE}, {_source_line(source)}): {indented(source.detail, '    ')}\n")
+        recorded = source.source
+        out.write("    source:    " + (f"error {recorded['error']!r}" if "error" in recorded
+                                      else _rows_text(recorded["rows"])) + "\n")
+        out.write("    reference: " + (f"error {source.reference_error}" if source.reference_rows is None
+                                      else _rows_text(source.reference_rows)) + "\n")
+    out.write("\n")
+
+
+def _rows_text(rows: object, most: int = 5) -> str:
+    shown = list(rows)[:most]  # type: ignore[call-overload]
+    text = "; ".join("[" + ", ".join("NULL" if v is None else str(v) for v in row) + "]" for row in shown)
+    more = len(list(rows)) - len(shown)  # type: ignore[call-overload]
+    return (text or "(no rows)") + (f"; ... {more} more" if more > 0 else "")
 
 
 def _row(values: list[str], widths: list[int]) -> str:

@@ -57,6 +57,8 @@ def run_record(out: Path, run: RunResults, cases: Sequence[Case], *, started: fl
         "engines": run.engines,
         "summary": summary(run),
         "results": [r.as_json() for r in run.results],
+        # Each case's source answer judged against the reference (harness.judge.source).
+        **({"sources": [source.as_json() for source in run.sources]} if run.sources else {}),
         "cases": {c.id: {"file": shown_path(c.path), "description": c.description,
                          "rows": case_rows(c).as_json()} for c in cases},
         "findings": findings,
