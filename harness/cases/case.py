@@ -26,6 +26,7 @@ CASE_SUFFIXES = (".yaml", ".yml")
 C = TypeVar("C", "Case", "ListedCase")
 _KNOWN_FIELDS = {
     "description", "tags", "tables", "sql", "expected", "error", "profile", "id", "finding",
+    "source_answer",
 }
 
 
@@ -54,6 +55,9 @@ class Case:
     # answer): a record for people, never read by a verdict. A case with one
     # may omit `expected`: the reference is then the oracle.
     finding: dict | None = field(default=None, compare=False)
+    # The answer an engine's own test suite recorded (`window-harness import`), the
+    # raw mapping as read: never the expected rows; a case with one may omit `expected`.
+    source_answer: dict | None = field(default=None, compare=False)
 
 
 def discover(paths: Iterable[str | Path]) -> list[Path]:
@@ -142,7 +146,10 @@ def _build_case(doc: dict, where: str, path: Path, cid: str) -> Case:
     finding = doc.get("finding")
     if finding is not None and not isinstance(finding, dict):
         raise InvalidCase("must be a mapping (the record of a generated case)", f"{where}: finding")
-    if error is None and expected is None and finding is None:
+    source_answer = doc.get("source_answer")
+    if source_answer is not None and not isinstance(source_answer, dict):
+        raise InvalidCase("must be a mapping (the answer a test suite recorded)", f"{where}: source_answer")
+    if error is None and expected is None and finding is None and source_answer is None:
         raise InvalidCase("missing (or give `error` for a query that must fail)", f"{where}: expected")
     tags = doc.get("tags", [])
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
@@ -160,6 +167,7 @@ def _build_case(doc: dict, where: str, path: Path, cid: str) -> Case:
         profile=_profile_name(doc.get("profile"), where),
         path=path,
         finding=finding,
+        source_answer=source_answer,
     )
 
 
