@@ -86,6 +86,12 @@ def dump_case(case: Case, finding: Mapping | None = None) -> str:
                      allow_unicode=True, default_flow_style=None, width=100)
 
 
+def dump_doc(doc: Mapping) -> str:
+    """A case file's text from its document (as `case_doc` builds it, or an importer)."""
+    return yaml.dump(dict(doc), Dumper=_Dumper, sort_keys=False, allow_unicode=True,
+                     default_flow_style=None, width=100)
+
+
 @dataclass(frozen=True)
 class SavedCase:
     """A case file as written, kept in memory so the process that wrote it never

@@ -24,6 +24,7 @@ from harness.cli import (
     export,
     fuzz,
     gate,
+    import_,
     reduce,
     replay,
     report,
@@ -36,7 +37,7 @@ from harness.cli.streams import ReaderGone, escaped_output
 from harness.core.errors import EngineUnavailable, InvalidInput
 
 # In the order `window-harness --help` lists them.
-COMMANDS = (run, cases, fuzz, reduce, replay, export, gate, bisect, report, engines, spark_cluster)
+COMMANDS = (run, cases, import_, fuzz, reduce, replay, export, gate, bisect, report, engines, spark_cluster)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
