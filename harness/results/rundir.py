@@ -58,7 +58,8 @@ def run_record(out: Path, run: RunResults, cases: Sequence[Case], *, started: fl
         "summary": summary(run),
         "results": [r.as_json() for r in run.results],
         "cases": {c.id: {"file": shown_path(c.path), "description": c.description,
-                         "rows": case_rows(c).as_json()} for c in cases},
+                         "rows": case_rows(c).as_json(),
+                         **({"origin": c.origin} if c.origin is not None else {})} for c in cases},
         "findings": findings,
         **(extra or {}),
     }
@@ -129,6 +130,8 @@ def _finding_case(case: Case, sig, result: Result, results: list[Result],
               "verdict": result.verdict.value, "classification": line["classification"],
               "detail": result.detail, "facts": result.facts.as_json(), "case": case.id,
               "harness_version": __version__,
+              # A case of a .sql file: where its query is (FILE:LINE:COLUMN).
+              **({"origin": case.origin} if case.origin is not None else {}),
               "engines": engines}
     record = restricted_record(case, result, record)
     case = ran_case(case, result)  # what the engine ran: replayed as it is
