@@ -60,6 +60,10 @@ class Case:
     # judged beside the engines' verdicts, never as the expected rows. A case
     # with one may omit `expected`: the reference is then the oracle.
     source_answer: dict | None = field(default=None, compare=False)
+    # Where a case read from a `.sql` file came from (FILE:LINE:COLUMN of its
+    # query, `harness.cases.sqlfile`): such a case has neither `expected` nor a
+    # finding record, and the reference is its oracle. A YAML case has none.
+    origin: str | None = field(default=None, compare=False)
 
 
 def discover(paths: Iterable[str | Path]) -> list[Path]:

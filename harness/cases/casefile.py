@@ -82,8 +82,7 @@ def _table_order(case: Case) -> Sequence[str]:
 
 def dump_case(case: Case, finding: Mapping | None = None) -> str:
     """The case file's text; `finding` replaces the case's own record when given."""
-    return yaml.dump(case_doc(case, finding), Dumper=_Dumper, sort_keys=False,
-                     allow_unicode=True, default_flow_style=None, width=100)
+    return dump_doc(case_doc(case, finding))
 
 
 def dump_doc(doc: Mapping) -> str:

@@ -53,13 +53,16 @@ def inconclusive_share(verdicts: dict[str, dict[str, int]]) -> dict:
     return {"count": count, "verdicts": total, "share": share(count, total), "per_engine": per_engine}
 
 
-def write_json(run: RunResults, out: TextIO | None = None) -> None:
+def write_json(run: RunResults, out: TextIO | None = None, extra: dict | None = None) -> None:
+    """The run as one JSON document; `extra`'s keys (a command's own, e.g. `run`'s
+    `sql_files`) after the shared ones."""
     out = out or sys.stdout
     doc = {
         "engines": run.engines,
         "results": [r.as_json() for r in run.results],
         **({"sources": [source.as_json() for source in run.sources]} if run.sources else {}),
         "summary": summary(run),
+        **(extra or {}),
     }
     json.dump(doc, out, indent=2, default=str)
     out.write("\n")

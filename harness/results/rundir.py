@@ -60,7 +60,8 @@ def run_record(out: Path, run: RunResults, cases: Sequence[Case], *, started: fl
         # Each case's source answer judged against the reference (harness.judge.source).
         **({"sources": [source.as_json() for source in run.sources]} if run.sources else {}),
         "cases": {c.id: {"file": shown_path(c.path), "description": c.description,
-                         "rows": case_rows(c).as_json()} for c in cases},
+                         "rows": case_rows(c).as_json(),
+                         **({"origin": c.origin} if c.origin is not None else {})} for c in cases},
         "findings": findings,
         **(extra or {}),
     }
@@ -131,6 +132,8 @@ def _finding_case(case: Case, sig, result: Result, results: list[Result],
               "verdict": result.verdict.value, "classification": line["classification"],
               "detail": result.detail, "facts": result.facts.as_json(), "case": case.id,
               "harness_version": __version__,
+              # A case of a .sql file: where its query is (FILE:LINE:COLUMN).
+              **({"origin": case.origin} if case.origin is not None else {}),
               "engines": engines}
     record = restricted_record(case, result, record)
     case = ran_case(case, result)  # what the engine ran: replayed as it is
