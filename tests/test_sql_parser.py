@@ -368,6 +368,8 @@ def test_window_and_with_rules(sql, fragment):
     ("SELECT 1e999", "out of range"),
     ("SELECT a = b = c", "end of the query"),
     ("SELECT 1 # 2", "unexpected character"),
+    ("SELECT 1L FROM t", "a number with a suffix, '1L'"),  # Spark's BIGINT literal, DuckDB's alias
+    ("SELECT 2.5D", "a number with a suffix, '2.5D'"),
     ("(SELECT 1 LIMIT 1) ORDER BY 1", "already has ORDER BY"),
     ("SELECT 1 LIMIT -1", "whole number"),
 ])

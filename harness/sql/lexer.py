@@ -113,6 +113,14 @@ class _Lexer:
                 raise self.error(start, "zero-length quoted name")
             return tok
         if m := _NUMBER.match(text, start):
+            if m.end() < len(text) and (text[m.end()].isalpha() or text[m.end()] == "_"):
+                # `1L`, `2D`, `10Y`: Spark reads a typed literal, PostgreSQL refuses it
+                # ("trailing junk after numeric literal") and DuckDB takes `L` as an alias:
+                # no one meaning to keep, so the query is not expressible as written.
+                junk = _WORD.match(text, m.end())
+                raise self.error(start, f"a number with a suffix, {text[start:junk.end() if junk else m.end()]!r}: "
+                                 "engines read it differently (a typed literal, an alias, an error); "
+                                 "write CAST(... AS type), or put a space before an alias")
             kind = Kind.FLOAT if m.group(2) else Kind.DECIMAL if "." in m.group(1) else Kind.INTEGER
             return self.token(kind, start, m.end(), m.group(0))
         if m := _WORD.match(text, start):
