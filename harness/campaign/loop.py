@@ -57,7 +57,7 @@ from harness.core import stages
 from harness.core.errors import CannotWrite, HarnessError
 from harness.core.lifeline import Parent, die_with
 from harness.core.stages import stage
-from harness.engines.base import Engine
+from harness.engines.base import Engine, start_together
 from harness.findings.finding import FINDING_VERDICTS, FindingMaker, findings_of
 from harness.generate.cases import LARGE_SHARE, GeneratedCase
 from harness.judge.compare import Verdict
@@ -324,8 +324,7 @@ class Shard:
         self.maker.deadline = deadline  # reductions end with the campaign
         try:
             with stage("start"):
-                for engine in self.engines:
-                    engine.start()
+                start_together(self.engines)  # a Spark worker takes seconds: not one after another
             emit({"kind": "versions", "versions": {e.name: e.version() for e in self.engines}})
             for group in self.groups(deadline):
                 self.run_group(group, emit)

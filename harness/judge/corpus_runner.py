@@ -23,7 +23,6 @@ query that causes it, and only its.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -31,7 +30,7 @@ from dataclasses import dataclass, field
 
 from harness.cases.case import Case
 from harness.core.errors import EngineCrash, EngineError, EngineTimeout, InvalidQuery, Unsupported
-from harness.engines.base import Engine, Item, Ran
+from harness.engines.base import Engine, Item, Ran, start_together
 from harness.judge.compare import Verdict
 from harness.judge.runner import (
     PreparedCase,
@@ -85,7 +84,11 @@ def run_corpus(cases: Sequence[Case], engines: Sequence[Engine], progress: Progr
     (case, engine), in the same order), each engine's queries run in batches."""
     t0 = time.perf_counter()
     run = RunResults(engines={})
-    start_together(engines, run)
+    # In processes of their own, the engines start at the same time (a Spark worker takes seconds).
+    seconds = start_together(engines)
+    for engine in engines:
+        run.engines[engine.name] = engine.version()
+        run.startup_seconds[engine.name] = seconds[engine.name]
     apart = [e for e in engines if e.out_of_process and not e.is_reference]
     pools = {e.name: ThreadPoolExecutor(1, thread_name_prefix=f"corpus {e.name}") for e in apart}
     ahead: list[_Chunk] = []  # submitted, not judged yet: at most AHEAD
@@ -121,35 +124,6 @@ def run_corpus(cases: Sequence[Case], engines: Sequence[Engine], progress: Progr
     return run
 
 
-def start_together(engines: Sequence[Engine], into: RunResults) -> None:
-    """`runner.start_engines`, with the engines in processes of their own started
-    at the same time (a Spark worker takes seconds); the others in turn, here."""
-    seconds: dict[str, float] = {}
-    errors: dict[str, BaseException] = {}
-
-    def start(engine: Engine) -> None:
-        t0 = time.perf_counter()
-        try:
-            engine.start()
-            engine.version()
-        except BaseException as e:  # noqa: BLE001 (raised below, in the engines' order)
-            errors[engine.name] = e
-        seconds[engine.name] = time.perf_counter() - t0
-
-    threads = [threading.Thread(target=start, args=(e,), name=f"start {e.name}")
-               for e in engines if e.out_of_process]
-    for thread in threads:
-        thread.start()
-    for engine in engines:
-        if not engine.out_of_process:
-            start(engine)
-    for thread in threads:
-        thread.join()
-    for engine in engines:
-        if engine.name in errors:
-            raise errors[engine.name]
-        into.engines[engine.name] = engine.version()
-        into.startup_seconds[engine.name] = seconds[engine.name]
 
 
 def _render(prepared: PreparedCase, engine: Engine) -> _Pending:
