@@ -584,9 +584,15 @@ class Shard:
         return out
 
     def _drawn_engine(self, name: str) -> Engine:
+        """The profiled engine `name`, started once: on its engine's worker when that
+        engine runs in one (`IsolatedEngine.profile`), else an adapter of its own."""
+        from harness.engines.isolation import IsolatedEngine
+
         engine = self.profiled.get(name)
         if engine is None:
-            engine = self.profiled[name] = make_engine(name, self.config)
+            base = next((e for e in self.engines
+                         if isinstance(e, IsolatedEngine) and e.name == name.partition("[")[0]), None)
+            engine = self.profiled[name] = base.profile(name) if base is not None else make_engine(name, self.config)
             with stage("start"):
                 engine.start()
             self.maker.engines = [*self.engines, *self.profiled.values()]  # its findings reduce on it

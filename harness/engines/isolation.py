@@ -22,10 +22,14 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+from collections.abc import Mapping
 from multiprocessing.connection import Connection
 from typing import Any
 
+import pyarrow as pa
+
 from harness.core.lifeline import Parent, die_with
+from harness.engines.base import Engine
 from harness.engines.registry import canonical_name, engine_class, get_dialect, get_engine
 from harness.engines.worker import (
     DEFAULT_TIMEOUT,
@@ -36,7 +40,7 @@ from harness.engines.worker import (
     serve,
 )
 
-__all__ = ["DEFAULT_TIMEOUT", "START_TIMEOUT", "IsolatedEngine"]
+__all__ = ["DEFAULT_TIMEOUT", "START_TIMEOUT", "IsolatedEngine", "ProfileOnWorker"]
 
 
 class IsolatedEngine(WorkerEngine):
@@ -52,6 +56,11 @@ class IsolatedEngine(WorkerEngine):
     def implementation(self) -> str:
         return engine_class(self.name).shares_code_with or self.name
 
+    def profile(self, spec: str) -> ProfileOnWorker:
+        """The profile `spec` of this engine (`spark[aqe-off]`), run by this engine's
+        own worker: no process, and for Spark no JVM, of its own."""
+        return ProfileOnWorker(self, spec)
+
     def _spawn(self) -> tuple[Worker, Channel]:
         ctx = mp.get_context("spawn")  # never fork a process that holds a JVM or threads
         parent, child = ctx.Pipe()
@@ -62,7 +71,42 @@ class IsolatedEngine(WorkerEngine):
         return process, parent
 
 
+class ProfileOnWorker(Engine):
+    """A profile of an isolated engine (`spark[shuffle-partitions=8]`), run by
+    that engine's worker (`WorkerEngine.run_as`). A worker of its own would start
+    another JVM for Spark: seconds of CPU on a machine the campaign keeps busy, and
+    a JIT that has compiled nothing yet. What isolation gives is kept: a crash or
+    a hang is this profile's verdict, and the shared worker restarts; the engine
+    itself is never asked two things at once (the campaign runs the profile
+    after the engine's own queries of a case)."""
+
+    out_of_process = True
+
+    def __init__(self, base: IsolatedEngine, spec: str) -> None:
+        self.base = base
+        self.name = canonical_name(spec)
+        self.dialect = self.released_dialect = get_dialect(spec)
+
+    @property
+    def implementation(self) -> str:
+        return engine_class(self.name).shares_code_with or self.name
+
+    def start(self) -> None:
+        self.base.start()
+        self.dialect = self.released_dialect.at(self.base.version())
+
+    def version(self) -> str:
+        return self.base.version()
+
+    def run(self, tables: Mapping[str, pa.Table], sql: str) -> pa.Table:
+        self.start()
+        return self.base.run_as(self.name, tables, sql)
+
+    # close: nothing of its own to release (its engine's worker holds the adapter)
+
+
 def _serve(conn: Connection, name: str, options: dict, parent: Parent) -> None:
     os.setsid()  # its own process group, killed whole on a timeout
     die_with(parent, group=True)  # and when its parent dies
-    serve(conn, lambda: get_engine(name, **options))
+    # A profile takes its engine's options (`harness.campaign.loop.make_engine`).
+    serve(conn, lambda: get_engine(name, **options), lambda spec: get_engine(spec, **options))

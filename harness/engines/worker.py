@@ -141,7 +141,24 @@ class WorkerEngine(Engine):
             raise self._crashed("its worker was gone before the query was sent") from None
         return self._answer(self._receive(self.timeout))
 
-    def _answer(self, reply: tuple) -> pa.Table:
+    def run_as(self, spec: str, tables: Mapping[str, pa.Table], sql: str) -> pa.Table:
+        """Run `sql` on the profile `spec` of this engine, which the worker builds in
+        its own process on first use (`serve`'s `make_profiled`): a crash or a
+        timeout is the profile's, and the worker restarts as after any other."""
+        self.start()
+        assert self._conn is not None
+        try:
+            self._conn.send(("run_as", spec, dict(tables), sql))
+        except (OSError, BrokenPipeError):
+            raise EngineCrash(spec, self._crashed("its worker was gone before the query was sent").message) from None
+        try:
+            return self._answer(self._receive(self.timeout), spec)
+        except EngineTimeout as e:
+            raise EngineTimeout(spec, e.message) from None
+        except EngineCrash as e:
+            raise EngineCrash(spec, e.message) from None
+
+    def _answer(self, reply: tuple, name: str | None = None) -> pa.Table:
         """A query's reply (`_reply`): its answer, or its error raised."""
         kind = reply[0]
         if kind == "ok":
@@ -149,8 +166,8 @@ class WorkerEngine(Engine):
         if kind == "unsupported":
             raise Unsupported(reply[1], reply[2])
         if kind == "crash":
-            raise EngineCrash(self.name, reply[1])
-        raise EngineError(self.name, reply[1])
+            raise EngineCrash(name or self.name, reply[1])
+        raise EngineError(name or self.name, reply[1])
 
     def run_each(self, items: Sequence[Item]) -> Iterator[tuple[int, Ran]]:
         """The batch crosses in one message; the worker runs it with its engine's
@@ -241,11 +258,25 @@ class WorkerEngine(Engine):
 # -- the worker's side ---------------------------------------------------------------
 
 
-def serve(conn: Channel, make_engine: Callable[[], Engine]) -> None:
+def serve(conn: Channel, make_engine: Callable[[], Engine],
+          make_profiled: Callable[[str], Engine] | None = None) -> None:
     """The worker: start the engine `make_engine` builds, then answer ("run",
     tables, sql) until ("close",). The caller passes the factory (the
     registry's `get_engine` for a name), so this module, which the registry's
-    remote engines build on, needs nothing of the registry."""
+    remote engines build on, needs nothing of the registry. ("run_as", spec,
+    tables, sql) runs on the profile `spec` of the engine, which
+    `make_profiled(spec)` builds here on first use: for Spark a child session
+    of the same JVM, where a worker of its own would start another JVM."""
+    profiled: dict[str, Engine] = {}
+
+    def profile(spec: str) -> Engine:
+        if make_profiled is None:
+            raise EngineError(spec, "this worker runs no profiles")
+        if spec not in profiled:
+            profiled[spec] = make_profiled(spec)
+            profiled[spec].start()
+        return profiled[spec]
+
     try:
         engine = make_engine()
         engine.start()
@@ -267,8 +298,14 @@ def serve(conn: Channel, make_engine: Callable[[], Engine]) -> None:
             for i, ran in engine.run_each(message[1]):
                 conn.send(("item", i, _reply(ran), ran.seconds))
             continue
+        if message[0] == "run_as":
+            _, spec, tables, sql = message
+            conn.send(_reply(attempt(lambda spec=spec, tables=tables, sql=sql: profile(spec).run(tables, sql))))
+            continue
         _, tables, sql = message
         conn.send(_reply(attempt(lambda tables=tables, sql=sql: engine.run(tables, sql))))
+    for other in profiled.values():
+        other.close()
     engine.close()
 
 
