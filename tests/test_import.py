@@ -21,9 +21,9 @@ COUNTS = {
     "spark-golden": (1, 7, 5, 4, 1, 0, 0),
 }
 NOT_EXPRESSIBLE = {
-    "slt": ("expected the end of the query, got 'SELECT'", "window/basic.test:36:54"),
-    "pg-regress": ("expected an expression, got 'ON'", "sql/window.sql:13:17"),
-    "spark-golden": ("expected the end of the query, got 'NATURAL'", "inputs/window.sql:11:56"),
+    "slt": ("INTERSECT", "expected the end of the query, got 'SELECT'", "window/basic.test:36:54"),
+    "pg-regress": ("DISTINCT ON", "expected an expression, got 'ON'", "sql/window.sql:13:17"),
+    "spark-golden": ("NATURAL JOIN", "expected the end of the query, got 'NATURAL'", "inputs/window.sql:11:56"),
 }
 
 
@@ -43,8 +43,9 @@ def test_import_counts(fmt: str, tmp_path: Path, capsys: pytest.CaptureFixture) 
     got = (counts["files"], counts["records"], counts["window_queries"], counts["imported"],
            _total(counts["not_expressible"]), _total(counts["setup_failures"]), _total(counts["skipped"]))
     assert got == COUNTS[fmt]
-    reason, where = NOT_EXPRESSIBLE[fmt]
-    assert counts["not_expressible"][0]["reason"] == reason
+    construct, reason, where = NOT_EXPRESSIBLE[fmt]
+    assert counts["not_expressible"][0]["construct"] == construct  # grouped by construct
+    assert counts["not_expressible"][0]["reason"] == reason  # the first one's reason
     assert counts["not_expressible"][0]["first"].endswith(where)
     assert counts["materialised_on"].startswith("duckdb ")
     assert len(list((tmp_path / "out").rglob("*.yaml"))) == COUNTS[fmt][3]
@@ -115,7 +116,7 @@ def test_table_output(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     text = capsys.readouterr().out
     assert "read 1 file(s) (spark-golden): 7 records, 5 window queries" in text
     assert "imported: 4 case(s)" in text
-    assert "not expressible: 1\n      1  expected the end of the query, got 'NATURAL'" in text
+    assert "not expressible: 1\n      1  NATURAL JOIN: expected the end of the query, got 'NATURAL'" in text
 
 
 def test_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -131,3 +132,32 @@ def test_nothing_imported(tmp_path: Path, capsys: pytest.CaptureFixture) -> None
     source.write_text("statement ok\nCREATE TABLE t(x INTEGER)\n\nquery I\nSELECT count(*) FROM t\n----\n0\n")
     assert main(["import", str(source), "--format", "slt", "--out", str(tmp_path / "o")]) == 1
     assert "2 records, 0 window queries" in capsys.readouterr().out
+
+
+def test_not_expressible_grouped_by_construct(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    source = tmp_path / "set_ops.test"
+    source.write_text("statement ok\nCREATE TABLE t(x INTEGER)\n\n"
+                      "query I\nSELECT x, rank() OVER (ORDER BY x) FROM t INTERSECT SELECT 1, 1\n----\n\n"
+                      "query I\nSELECT rank() OVER (ORDER BY x) AS r, x FROM t\nINTERSECT SELECT 1, 2\n----\n\n"
+                      "query I\nSELECT DISTINCT ON (x) x, row_number() OVER () FROM t\n----\n\n")
+    code, counts = _import_file(source, "slt", tmp_path / "o", capsys)
+    assert code == 1
+    assert [(g["construct"], g["count"], g["first"].rsplit(":", 2)[-2:]) for g in counts["not_expressible"]] == [
+        ("INTERSECT", 2, ["5", "53"]), ("DISTINCT ON", 1, ["14", "17"])]
+
+
+def test_an_unterminated_string_in_a_psql_script_is_said(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    (tmp_path / "sql").mkdir()
+    (tmp_path / "expected").mkdir()
+    (tmp_path / "sql" / "bad.sql").write_text("SELECT 1;\nSELECT 'a;\n")
+    (tmp_path / "expected" / "bad.out").write_text("SELECT 1;\n ?column? \n----------\n        1\n(1 row)\n\n"
+                                                    "SELECT 'a;\n")
+    code, counts = _import_file(tmp_path / "sql" / "bad.sql", "pg-regress", tmp_path / "o", capsys)
+    assert code == 1
+    assert counts["skipped"] == [{"reason": "the script cannot be cut into statements: unterminated string "
+                                  "starting with '", "count": 1, "first": f"{tmp_path / 'sql' / 'bad.sql'}:2"}]
+
+
+def _import_file(path: Path, fmt: str, out: Path, capsys: pytest.CaptureFixture) -> tuple[int, dict]:
+    code = main(["import", str(path), "--format", fmt, "--out", str(out), "--json"])
+    return code, json.loads(capsys.readouterr().out)

@@ -17,11 +17,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from harness.cases.sqlfile import read_sql_files
-from harness.cases.sqlstatements import split_statements
 from harness.cases.tablefiles import read_table_dir, read_table_file
 from harness.cli.main import main
 from harness.core.errors import InvalidCase, InvalidInput
 from harness.judge.compare import Verdict
+from harness.sql.script import split_statements
 
 FIXTURE = Path(__file__).parent / "fixtures" / "byo" / "shop.sql"
 EXAMPLE = Path(__file__).parent.parent / "examples" / "byo"
@@ -234,7 +234,7 @@ def test_a_statement_not_expressible_is_reported_and_the_run_goes_on(tmp_path, c
     code, doc, err = _run(capsys, str(sql), "--engines", "reference,duckdb")
     assert err.splitlines() == [
         f"window-harness: {sql}:4:23: not expressible: expected ALL (only UNION ALL is supported), "
-        "got 'SELECT' [at: SELECT x FROM t]",
+        "got 'SELECT' [construct: UNION] [at: SELECT x FROM t]",
         "window-harness: 1 statement(s) of the .sql files not expressible, left out (reported above)",
     ]
     # The query left out keeps its number: the ones after it keep theirs.
@@ -242,7 +242,7 @@ def test_a_statement_not_expressible_is_reported_and_the_run_goes_on(tmp_path, c
     assert set(_verdicts(doc).values()) == {"match"} and code == 0
     assert doc["sql_files"]["not_expressible"] == [{
         "where": f"{sql}:4:23", "reason": "expected ALL (only UNION ALL is supported), got 'SELECT'",
-        "construct": "SELECT x FROM t"}]
+        "construct": "SELECT x FROM t", "construct_name": "UNION"}]
 
 
 def test_statements_after_one_left_out_that_read_its_table_are_left_out_too(tmp_path, capsys):

@@ -39,10 +39,7 @@ from harness.cases.sqlsetup import (
     Insert,
     QueryStatement,
     read_statement,
-    tables_read,
-    target_table,
 )
-from harness.cases.sqlstatements import Statement, split_statements
 from harness.cases.tables import coerce_value
 from harness.core.errors import (
     EvaluationError,
@@ -54,6 +51,9 @@ from harness.core.errors import (
 )
 from harness.core.model import ColumnDef, Literal, Query, Select, SelectItem, TableSchema, Values
 from harness.core.types import from_arrow, to_arrow
+from harness.sql.constructs import construct_at
+from harness.sql.script import Statement, split_statements
+from harness.sql.tables import tables_read, target_table
 
 SQL_SUFFIX = ".sql"
 # A query's first word (or parenthesis): how a query is counted even when it cannot be read.
@@ -67,10 +67,15 @@ class LeftOut:
     where: str  # FILE:LINE:COLUMN
     reason: str
     construct: str  # the text from that place to the end of its line
+    # The construct there by name (`INTERSECT`, `DISTINCT ON`: harness.sql.constructs);
+    # "" when the statement is left out for another's sake or its error has no place.
+    construct_name: str = ""
 
     def __str__(self) -> str:
         shown = self.construct if len(self.construct) <= 60 else self.construct[:57] + "..."
-        return f"{self.where}: not expressible: {self.reason}" + (f" [at: {shown}]" if shown else "")
+        return (f"{self.where}: not expressible: {self.reason}"
+                + (f" [construct: {self.construct_name}]" if self.construct_name else "")
+                + (f" [at: {shown}]" if shown else ""))
 
 
 @dataclass
@@ -85,8 +90,8 @@ class SqlFileCases:
 
     def as_json(self) -> dict:
         return {"files": self.files, "statements": self.statements, "cases": len(self.cases),
-                "not_expressible": [{"where": lo.where, "reason": lo.reason, "construct": lo.construct}
-                                    for lo in self.left_out],
+                "not_expressible": [{"where": lo.where, "reason": lo.reason, "construct": lo.construct,
+                                     "construct_name": lo.construct_name} for lo in self.left_out],
                 "invalid": [str(e) for e in self.invalid]}
 
     def summary_line(self) -> str:
@@ -174,8 +179,10 @@ def _read_one(f: _File, s: Statement) -> None:
     try:
         _run(f, s, read_statement(s.text))
     except InvalidQuery as e:
-        line, column = _position(e)
-        f.out.left_out.append(LeftOut(f.where(s, line, column), _message(e), f.construct(s, line, column)))
+        place = _position(e)
+        line, column = place or (1, 1)
+        name = construct_at(s.text, line, column) if place else ""
+        f.out.left_out.append(LeftOut(f.where(s, line, column), _message(e), f.construct(s, line, column), name))
         _mark(f, s, is_query)
     except _Broken as e:
         f.out.left_out.append(LeftOut(f.where(s), str(e), s.first_line))
@@ -185,13 +192,13 @@ def _read_one(f: _File, s: Statement) -> None:
         _mark(f, s, is_query)
 
 
-def _position(e: InvalidQuery) -> tuple[int, int]:
-    """The line:column (of the statement) an InvalidQuery names; its start when none."""
+def _position(e: InvalidQuery) -> tuple[int, int] | None:
+    """The line:column (of the statement) an InvalidQuery names; None when it names none."""
     try:
         line, column = (int(part) for part in (e.where or "").split(":"))
         return line, column
     except ValueError:
-        return 1, 1
+        return None
 
 
 def _message(e: InvalidInput) -> str:

@@ -4,19 +4,18 @@ statement (CREATE TABLE, CREATE TABLE AS, INSERT, DROP TABLE).
 The reading is the canonical parser's (`harness.sql`), extended by the few
 setup statements; whatever it cannot read is an InvalidQuery at the
 statement's own line:column, as the parser reports a query. Which tables a
-statement touches is read here too, so that a statement left out can take the
-statements that depend on it along (`target_table`).
+statement reads and writes is `harness.sql.tables`'s to say.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass
 
 from harness.core.errors import InvalidInput, InvalidQuery
-from harness.core.model import ColumnDef, CommonTable, Query, TableRef, TableSchema
+from harness.core.model import ColumnDef, Query, TableSchema
 from harness.core.types import SqlType, parse_type_name
 from harness.sql.expr_parser import at
-from harness.sql.lexer import Kind, tokenize
+from harness.sql.lexer import Kind
 from harness.sql.parser import Parser
 
 # Column constraints that change nothing a query can see once the rows obey them.
@@ -189,47 +188,3 @@ def _drop(p: Parser) -> DropTable:
     while p.c.accept_op(","):
         names.append(_table_name(p))
     return DropTable(tuple(names), if_exists)
-
-
-def target_table(text: str) -> str | None:
-    """The table a statement creates or changes, read from its first words alone
-    (CREATE [OR REPLACE] [TEMP] TABLE [IF NOT EXISTS] t, INSERT INTO t, UPDATE t,
-    DELETE FROM t, ALTER TABLE t, TRUNCATE [TABLE] t), so that one left out still
-    says which table the statements after it cannot trust; None for the others."""
-    try:
-        tokens = tokenize(text)
-    except InvalidQuery:
-        return None
-    skip = {"create", "or", "replace", "temp", "temporary", "table", "if", "not", "exists", "insert",
-            "into", "update", "delete", "from", "alter", "truncate", "only", "view", "materialized",
-            "unique", "index"}
-    if not tokens or tokens[0].value not in ("create", "insert", "update", "delete", "alter", "truncate"):
-        return None
-    for tok in tokens[1:]:
-        if tok.kind is Kind.QUOTED or tok.kind is Kind.WORD and tok.value not in skip:
-            return tok.value
-        if tok.kind is not Kind.WORD:
-            return None
-    return None
-
-
-def tables_read(query: Query, known: set[str] | frozenset[str] = frozenset()) -> set[str]:
-    """The tables `query` reads: every table it names, but a WITH query's name
-    (unless a table of `known` has that name: the WITH query may read it)."""
-    names: set[str] = set()
-    with_names: set[str] = set()
-
-    def walk(node: object) -> None:
-        if isinstance(node, TableRef):
-            names.add(node.name)
-        elif isinstance(node, CommonTable):
-            with_names.add(node.name)
-        if is_dataclass(node):
-            for f in fields(node):
-                walk(getattr(node, f.name))
-        elif isinstance(node, tuple | list):
-            for item in node:
-                walk(item)
-
-    walk(query)
-    return names - (with_names - set(known))

@@ -83,4 +83,6 @@ def _print(counts, args: argparse.Namespace) -> None:  # noqa: ANN001 (ImportCou
                            ("skipped records", counts.skipped)):
         print(f"{title}: {sum(counter.values())}")
         for reason, n in counter.most_common():
-            print(f"  {n:5}  {reason}  (first: {counts.first[reason]})")
+            # not expressible: by construct, with the reason it was first not expressible for
+            why = f": {counts.reasons[reason]}" if counts.reasons.get(reason, reason) != reason else ""
+            print(f"  {n:5}  {reason}{why}  (first: {counts.first[reason]})")

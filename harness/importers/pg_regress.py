@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from harness.core.errors import InvalidCase
 from harness.importers.records import Answer, Record, Skip, SourceFile
-from harness.importers.statements import Piece, split_script
+from harness.sql.script import split_statements
 
 _RULE = re.compile(r"^-+(\+-+)*$")
 _COUNT = re.compile(r"^\((\d+) rows?\)$")
@@ -34,15 +35,25 @@ def read_pg_regress(path: Path, origin: str, out_stem: Path, engine: str | None 
     script = path.read_text(encoding="utf-8", errors="replace")
     output = expected.read_text(encoding="utf-8", errors="replace").splitlines()
     blocks = _output_blocks(script.splitlines(), output, source)
+    try:
+        statements = split_statements(script, origin, psql=True)
+    except InvalidCase as e:  # an unterminated quote or comment: no statement of it can be told apart
+        line = int(str(e.where).split(":")[-2])
+        source.skipped.append(Skip(f"the script cannot be cut into statements: {_message(e)}", line))
+        return source
     null = ""  # psql prints NULL as nothing, unless `\pset null` says otherwise
-    for piece in split_script(script):
-        if piece.meta:
-            null = _null_display(piece.sql, null)
+    for s in statements:
+        if s.meta:
+            null = _null_display(s.text, null)
             continue
-        answer = _answer(blocks.get(piece.end_line, []), piece, null)
-        source.records.append(Record(piece.sql, piece.line, answer))
-        blocks.pop(piece.end_line, None)  # a second statement on the line has no output of its own here
+        answer = _answer(blocks.get(s.end_line, []), null)
+        source.records.append(Record(s.text, s.line, answer))
+        blocks.pop(s.end_line, None)  # a second statement on the line has no output of its own here
     return source
+
+
+def _message(e: InvalidCase) -> str:
+    return str(e).removeprefix(f"{e.where}: ")
 
 
 def _output_blocks(script: list[str], output: list[str], source: SourceFile) -> dict[int, list[str]]:
@@ -70,7 +81,7 @@ def _null_display(meta: str, current: str) -> str:
     return m[1].replace("''", "'") if m[1] is not None else m[2]
 
 
-def _answer(lines: list[str], piece: Piece, null: str) -> Answer | None:
+def _answer(lines: list[str], null: str) -> Answer | None:
     for i, line in enumerate(lines):
         if line.startswith("ERROR:"):
             return Answer(error=line[len("ERROR:"):].strip())

@@ -11,16 +11,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.core.errors import InvalidInput
-from harness.core.model import CommonTable, Query, TableRef, WindowExpr, walk
+from harness.core.model import Query, WindowExpr, walk
 from harness.engines.base import Engine
 from harness.importers import pg_regress, slt, spark_golden
 from harness.importers.materialise import as_case_table
 from harness.importers.records import Record, SourceFile
 from harness.importers.settings import Settings
 from harness.importers.setup import Setup, SetupFailed
-from harness.importers.statements import Kind, first_word, kind_of, strip_comments
+from harness.importers.statements import Kind, first_word, kind_of
 from harness.importers.write import answer_error, case_document, write_case
 from harness.sql import parse
+from harness.sql.constructs import construct_at
+from harness.sql.script import strip_comments
+from harness.sql.tables import tables_read
 
 Reader = Callable[[Path, str, Path, str | None], SourceFile]
 
@@ -43,7 +46,9 @@ _TRANSACTION = {"begin", "commit", "rollback", "start", "end", "abort"}
 @dataclass
 class ImportCounts:
     """What an import read and kept. Each reason counter counts queries (or
-    records, for `skipped`) by reason; `first` names where each reason first came up."""
+    records, for `skipped`) by reason, `not_expressible` by construct
+    (`INTERSECT`, `DISTINCT ON`); `first` names where each first came up,
+    `reasons` the reason a construct was first not expressible for."""
 
     materialised_on: str = ""
     files: int = 0
@@ -54,18 +59,25 @@ class ImportCounts:
     setup_failures: Counter[str] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)
     first: dict[str, str] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)
     written: list[Path] = field(default_factory=list)
 
     def note(self, counter: Counter[str], reason: str, where: str) -> None:
         counter[reason] += 1
         self.first.setdefault(reason, where)
 
+    def note_construct(self, construct: str, reason: str, where: str) -> None:
+        self.note(self.not_expressible, construct, where)
+        self.reasons.setdefault(construct, reason)
+
     def as_json(self) -> dict:
         def grouped(counter: Counter[str]) -> list[dict]:
             return [{"reason": r, "count": n, "first": self.first.get(r)} for r, n in counter.most_common()]
+        constructs = [{"construct": c, "reason": self.reasons[c], "count": n, "first": self.first.get(c)}
+                      for c, n in self.not_expressible.most_common()]
         return {"materialised_on": self.materialised_on, "files": self.files, "records": self.records,
                 "window_queries": self.window_queries, "imported": self.imported,
-                "not_expressible": grouped(self.not_expressible),
+                "not_expressible": constructs,
                 "setup_failures": grouped(self.setup_failures), "skipped": grouped(self.skipped),
                 "cases": [str(p) for p in self.written]}
 
@@ -151,12 +163,16 @@ class _FileImport:
         return None
 
     def _not_expressible(self, e: InvalidInput, record: Record) -> None:
+        """Counted by the construct at the parser's place; by the reason when the
+        error names no place (nothing in the text to name)."""
         reason, line, column = str(e), record.first_sql_line, None
+        construct = reason
         if e.where and re.fullmatch(r"\d+:\d+", e.where):
-            reason = reason[len(e.where) + 2:]
+            reason = construct = reason[len(e.where) + 2:]
             at_line, column = (int(x) for x in e.where.split(":"))
+            construct = construct_at(record.sql, at_line, column)
             line += at_line - 1
-        self.counts.note(self.counts.not_expressible, reason, self._where(line, column))
+        self.counts.note_construct(construct, reason, self._where(line, column))
 
     def _import(self, record: Record, query: Query) -> None:
         names = tables_read(query)
@@ -173,7 +189,7 @@ class _FileImport:
             write_case(case_document(self.source, record, query, tables), path)
         except InvalidInput as e:
             reason = "the case loader refuses it: " + str(e).removeprefix(f"{path}: ")
-            self.counts.note(self.counts.not_expressible, reason, self._where(record.line))
+            self.counts.note_construct(reason, reason, self._where(record.line))
             return
         self.counts.imported += 1
         self.counts.written.append(path)
@@ -186,13 +202,6 @@ class _FileImport:
             name = f"l{record.line}_{n}"
         self.names.add(name)
         return self.out / self.source.out_stem / f"{name}.yaml"
-
-
-def tables_read(query: Query) -> set[str]:
-    """The stored tables a query reads: its table names that no WITH query defines."""
-    nodes = list(walk(query))
-    defined = {n.name for n in nodes if isinstance(n, CommonTable)}
-    return {n.name for n in nodes if isinstance(n, TableRef)} - defined
 
 
 def _without_line(reason: str) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from harness.importers.statements import strip_comments
+from harness.sql.script import strip_comments
 
 # Settings that change how a query runs, never its answer.
 _TUNING = re.compile(

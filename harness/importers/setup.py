@@ -18,7 +18,8 @@ import pyarrow as pa
 
 from harness.core.errors import EngineError
 from harness.engines.base import Engine
-from harness.importers.statements import names_in, target_table
+from harness.importers.statements import names_in
+from harness.sql.tables import target_table
 
 
 class SetupFailed(Exception):
