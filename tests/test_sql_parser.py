@@ -370,6 +370,7 @@ def test_window_and_with_rules(sql, fragment):
     ("SELECT 1 # 2", "unexpected character"),
     ("SELECT 1L FROM t", "a number with a suffix, '1L'"),  # Spark's BIGINT literal, DuckDB's alias
     ("SELECT 2.5D", "a number with a suffix, '2.5D'"),
+    ("SELECT CAST(1 AS float)", "means REAL in DuckDB and Spark, DOUBLE PRECISION in PostgreSQL"),
     ("(SELECT 1 LIMIT 1) ORDER BY 1", "already has ORDER BY"),
     ("SELECT 1 LIMIT -1", "whole number"),
 ])
@@ -491,3 +492,14 @@ def test_group_by_all_and_order_by_all():
         parse("SELECT k FROM t ORDER BY ALL, k")
     with pytest.raises(InvalidQuery):  # ALL is not a window's sort key
         parse("SELECT row_number() OVER (ORDER BY ALL) FROM t")
+
+
+@pytest.mark.parametrize("name, meant", [
+    ("int1", "TINYINT"), ("int2", "SMALLINT"), ("int4", "INTEGER"), ("int8", "BIGINT"),
+    ("float4", "REAL"), ("float8", "DOUBLE PRECISION"), ("int64", "BIGINT"), ("int16", "SMALLINT"),
+])
+def test_byte_sized_type_names_mean_what_postgresql_and_duckdb_mean(name: str, meant: str) -> None:
+    """`5::int8` in a DuckDB or PostgreSQL test is a BIGINT (8 bytes), not Arrow's int8."""
+    from harness.core.types import canonical_type_name, parse_type_name
+
+    assert canonical_type_name(parse_type_name(name)) == meant

@@ -117,20 +117,27 @@ _CANONICAL_NAMES = {
 }
 
 # Names accepted when reading a type (case files, CAST in canonical SQL).
+# PostgreSQL's and DuckDB's byte-sized names (int2, int4, int8, float4, float8)
+# count bytes, as the SQL that users and engines' suites write means them; the
+# bit-sized ones (int16, int32, int64, float32, float64) count bits.
 _ALIASES = {
     "boolean": BOOL, "bool": BOOL,
-    "tinyint": INT8, "int8": INT8,
-    "smallint": INT16, "int16": INT16,
-    "integer": INT32, "int": INT32, "int32": INT32,
-    "bigint": INT64, "int64": INT64,
+    "tinyint": INT8, "int1": INT8,
+    "smallint": INT16, "int2": INT16, "int16": INT16,
+    "integer": INT32, "int": INT32, "int4": INT32, "int32": INT32,
+    "bigint": INT64, "int8": INT64, "int64": INT64,
     "hugeint": INT128, "int128": INT128,
-    "real": FLOAT32, "float": FLOAT32, "float32": FLOAT32,
-    "double precision": FLOAT64, "double": FLOAT64, "float64": FLOAT64,
+    "real": FLOAT32, "float4": FLOAT32, "float32": FLOAT32,
+    "double precision": FLOAT64, "double": FLOAT64, "float8": FLOAT64, "float64": FLOAT64,
     "varchar": STRING, "text": STRING, "string": STRING,
     "date": DATE,
     "timestamp": TIMESTAMP,
     "interval": INTERVAL,
 }
+
+
+# Names engines read differently: no one meaning to keep.
+_AMBIGUOUS = {"float": "REAL in DuckDB and Spark, DOUBLE PRECISION in PostgreSQL"}
 
 
 def canonical_type_name(t: SqlType) -> str:
@@ -157,6 +164,8 @@ def parse_type_name(text: str, where: str | None = None) -> SqlType:
             raise InvalidInput(f"{text!r}: DECIMAL's precision is 1 to {MAX_DECIMAL_PRECISION} (the "
                                "engines' most) and its scale 0 to the precision", where)
         return decimal(precision, scale)
+    if name in _AMBIGUOUS:
+        raise InvalidInput(f"type {text!r} means {_AMBIGUOUS[name]}: write the one meant", where)
     if name not in _ALIASES:
         known = ", ".join(sorted({canonical_type_name(t).lower() for t in _ALIASES.values()}))
         raise InvalidInput(f"unknown type {text!r} (known: {known}, decimal(p,s))", where)
