@@ -487,3 +487,21 @@ def _exclude(
         assert exclusion is Exclusion.TIES
         excluded = set(peers) - {i}
     return [p for p in extent if p not in excluded]
+
+
+# ---------------------------------------------------------------------------
+# For `explain` (reference_impl/explain.py): the parts of one row's frame
+
+
+def frame_extent(frame: FrameDef, part: SortedPartition, i: int) -> tuple[int, int]:
+    """Where the frame of the row at position i starts and ends (one past its
+    last position) before EXCLUDE: what `frame_positions` takes its rows from."""
+    start = _START[frame.mode](frame, frame.start, part, i)
+    return start, max(start, _END[frame.mode](frame, frame.end, part, i))
+
+
+def range_bound_value(frame: FrameDef, bound: FrameBound, key: object) -> object:
+    """The value a RANGE offset bound compares the keys with: the current row's
+    key moved by the offset in the sort direction (None for a NULL key)."""
+    target = _range_target(frame, bound, key)
+    return None if isinstance(target, _Beyond) else target

@@ -91,16 +91,7 @@ class OutputColumn:
 
 
 def _run_select(select: Select, ctx: Context) -> Relation:
-    select = with_group_positions(select)
-    rel = scan_source(select.source, ctx, run_query)
-    select = _spelled_out(select, rel)
-    if select.where is not None:
-        rel = _filter(rel, select.where)
-    rewrite: Rewrite = identity
-    if needs_grouping(select):
-        rel, rewrite = group(rel, select, ctx)
-        if select.having is not None:
-            rel = _filter(rel, rewrite(select.having))
+    select, rel, rewrite = window_input(select, ctx)
     rel, rewrite = apply_windows(rel, select, rewrite, ctx)
     if select.qualify is not None:
         rel = _qualify(rel, select, rewrite)
@@ -116,6 +107,53 @@ def _run_select(select: Select, ctx: Context) -> Relation:
     specs = [sort_spec(k, ctx.profile) for k in select.order_by]
     out.rows = _order_and_limit(out.rows, key_rows, specs, select.limit, select.offset)
     return out
+
+
+def window_input(select: Select, ctx: Context) -> tuple[Select, Relation, Rewrite]:
+    """FROM, WHERE, GROUP BY and HAVING: the window operator's input, the query
+    with GROUP BY ALL spelled out, and the rewrite that reads the groups."""
+    select = with_group_positions(select)
+    rel = scan_source(select.source, ctx, run_query)
+    select = _spelled_out(select, rel)
+    if select.where is not None:
+        rel = _filter(rel, select.where)
+    rewrite: Rewrite = identity
+    if needs_grouping(select):
+        rel, rewrite = group(rel, select, ctx)
+        if select.having is not None:
+            rel = _filter(rel, rewrite(select.having))
+    return select, rel, rewrite
+
+
+@dataclass(frozen=True)
+class AnswerTrace:
+    """Where each row of a SELECT's answer comes from (for `explain`): `cells`
+    holds the select list's values of every row of the window operator's output
+    (its rows in input order), `answer` the index of each answer row among them
+    (QUALIFY, ORDER BY, OFFSET and LIMIT applied; no DISTINCT)."""
+
+    names: list[str]
+    cells: list[Row]
+    answer: list[int]
+
+
+def trace_answer(select: Select, windowed: Relation, rewrite: Rewrite, ctx: Context) -> AnswerTrace:
+    """The answer of `select` (as `window_input` returned it) over the window
+    operator's output `windowed`, as indexes into it."""
+    columns = _output_columns(select, windowed, rewrite)
+    cells = _project(windowed, columns).rows
+    kept = list(range(len(windowed.rows)))
+    if select.qualify is not None:
+        passed = {id(row) for row in _qualify(windowed, select, rewrite).rows}
+        kept = [i for i in kept if id(windowed.rows[i]) in passed]
+    keys = [_order_key(k, columns, windowed, rewrite, select.distinct) for k in select.order_by]
+    key_rows = [tuple(key(windowed.rows[i], cells[i]) for key in keys) for i in kept]
+    specs = [sort_spec(k, ctx.profile) for k in select.order_by]
+    if specs:
+        kept = [kept[j] for j in stable_sort(list(range(len(kept))), key_rows, specs)]
+    start = select.offset or 0
+    stop = len(kept) if select.limit is None else start + select.limit
+    return AnswerTrace([c.name for c in columns], cells, kept[start:stop])
 
 
 def _spelled_out(select: Select, rel: Relation) -> Select:

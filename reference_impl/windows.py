@@ -140,6 +140,34 @@ def apply_windows(
     return _with_columns(rel, results), window_rewrite(select, rewrite)
 
 
+@dataclass(frozen=True)
+class WindowTrace:
+    """One window expression as the operator evaluates it (for `explain`): its
+    plan, its sorted (and peer-ordered) partitions, its frame, its values by row."""
+
+    plan: WindowPlan
+    window: SortedWindow
+    frame: FrameDef | None  # None where the offsets are out of range over no rows
+    result: WindowResult
+
+
+def trace_window(rel: Relation, select: Select, rewrite: Rewrite, written: WindowExpr,
+                 ctx: Context) -> WindowTrace:
+    """`written` (a window expression of `select`) over `rel`, as `apply_windows` finds it."""
+    plan = _plan(written, select, rewrite)
+    window = _sort_window(rel, plan.spec, ctx)
+    if plan.order_sensitive:
+        _order_peers(window, plan.key, rel, ctx)
+    result = _evaluate(plan, window, rel, ctx)
+    frame = resolve_frame(plan.spec.frame, window.specs, window.key_types) if rel.rows else None
+    return WindowTrace(plan, window, frame, result)
+
+
+def window_exprs_in(expr: Expr) -> tuple[WindowExpr, ...]:
+    """The window expressions in `expr`, in walk order."""
+    return _window_exprs_in(expr)
+
+
 # The plans depend on the query alone (`rewrite` is the one built for the same
 # query by GROUP BY, or the identity), so they are made once per query node.
 

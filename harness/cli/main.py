@@ -21,6 +21,7 @@ from harness.cli import (
     bisect,
     cases,
     engines,
+    explain,
     export,
     fuzz,
     gate,
@@ -37,7 +38,7 @@ from harness.cli.streams import ReaderGone, escaped_output
 from harness.core.errors import EngineUnavailable, InvalidInput
 
 # In the order `window-harness --help` lists them.
-COMMANDS = (run, cases, import_, fuzz, reduce, replay, export, gate, bisect, report, engines, spark_cluster)
+COMMANDS = (run, cases, import_, fuzz, reduce, replay, explain, export, gate, bisect, report, engines, spark_cluster)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
