@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.cli.exit_codes import EXIT_BAD_INPUT, EXIT_PASS
+from harness.cli.exit_codes import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_PASS
 from harness.cli.options import ENGINE_PYTHON
 from harness.cli.streams import write_unescaped
 
@@ -24,13 +24,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "With --engine-python ENGINE@LABEL=PATH (ENGINE the format's engine), the test is for "
         "that build: its release's dialect writes the SQL and gives the by-design choices, and "
         "its part of the finding record is quoted. "
-        "Exit 0 when written, 2 on bad input or a case that cannot become a sound test.",
+        "With --check, the written file is then run record by record on the format's engine "
+        "(the build, with --engine-python) and judged as the format's runner judges it. "
+        "Exit 0 when written (and, with --check, every record passed), 1 when a checked record "
+        "failed, 2 on bad input or a case that cannot become a sound test.",
     )
     p.add_argument("case", metavar="CASE", help="a case file")
     p.add_argument("--to", required=True, choices=sorted(FORMATS), help="the test format")
     p.add_argument("--out", default=None, metavar="FILE", help="write here (default: stdout)")
     p.add_argument("--allow-ambiguous", action="store_true",
                    help="export even when another order of tied rows gives another valid answer")
+    p.add_argument("--check", action="store_true",
+                   help="run the written file on the format's engine, record by record, and say what failed")
     p.set_defaults(command=cmd_export)
 
 
@@ -53,7 +58,35 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(f"wrote {args.out}", file=sys.stderr)
     else:
         write_unescaped(sys.stdout, text)  # a test file, for a redirect: as it is
+    if args.check:
+        return _check(text, fmt, args)
     return EXIT_PASS
+
+
+def _check(text: str, fmt, args: argparse.Namespace) -> int:
+    """Run the exported text on the format's engine (or the build); report on stderr."""
+    import tempfile
+
+    from harness.cli.options import engine_options
+    from harness.engines.registry import get_engine
+    from harness.findings.export_run import run_test_file
+
+    name = args.engine_python[0].partition("=")[0].strip() if args.engine_python else fmt.engine
+    options = engine_options(args, [name])
+    engine = get_engine(name, **options.get(name, {}))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / ("check" + fmt.suffix)
+        path.write_text(text, encoding="utf-8")
+        try:
+            ran = run_test_file(path, fmt, engine)
+            version = engine.version()
+        finally:
+            engine.close()
+    for failure in ran.failures:
+        print(f"check: {failure}", file=sys.stderr)
+    verdict = "passed" if ran.passed else "FAILED"
+    print(f"check on {name} {version}: {len(ran.records)} records, {verdict}", file=sys.stderr)
+    return EXIT_PASS if ran.passed else EXIT_FAIL
 
 
 def _build(values: list[str], engine: str):

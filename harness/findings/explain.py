@@ -93,7 +93,24 @@ def explain(case: Case, at: CellAt, engine: Engine | None = None) -> Explanation
     derivation = derive(case, at, profile)
     if engine is None:
         return Explanation(case.id, case.sql, profile.name, derivation)
-    view = _engine_view(case, at, derivation, engine)
+    return _with_view(case, at, derivation, _engine_view(case, at, derivation, engine), profile)
+
+
+def explain_value(case: Case, at: CellAt, engine: str, value: object, profile: SemanticsProfile,
+                  derivation: CellDerivation | None = None) -> Explanation:
+    """The derivation under `profile` (the engine's; `derivation` when already made),
+    and the variations that give `value`, the engine's answer for the cell as already
+    recorded (a replay's, a finding's): nothing is run on the engine."""
+    derivation = derivation or derive(case, at, profile)
+    from harness.findings.explain_variations import same_value
+
+    view = EngineView(engine, value, None, "input row" if at.by_input else "place in the answer", (),
+                      same_value(value, derivation.value))
+    return _with_view(case, at, derivation, view, profile)
+
+
+def _with_view(case: Case, at: CellAt, derivation: CellDerivation, view: EngineView,
+               profile: SemanticsProfile) -> Explanation:
     tried = variations(case, at, profile)
     if view.error is None and not view.reference_agrees:
         view = dataclasses.replace(view, matches=tuple(first_match(case, at.column, derivation, view.value, tried,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 from typing import TextIO
 
 from harness.findings.explain import Explanation
@@ -69,19 +70,37 @@ def _cell(value: object) -> str:
 
 
 def _write_engine(e: Explanation, out: TextIO) -> None:
+    out.writelines(f"{line}\n" for line in engine_lines(e))
+
+
+def engine_lines(e: Explanation) -> list[str]:
+    """What the engine answered and the first step at which the reference, varied, gives it."""
     view = e.engine
     assert view is not None
     if view.error is not None:
-        out.write(f"{view.engine}: no value for this cell ({view.error})\n")
-        return
-    out.write(f"{view.engine} answered {_cell(view.value)} (paired with the reference's row by {view.paired_by})\n")
+        return [f"{view.engine}: no value for this cell ({view.error})"]
+    lines = [f"{view.engine} answered {_cell(view.value)} (paired with the reference's row by {view.paired_by})"]
     if view.reference_agrees:
-        out.write("  the same value as the reference: nothing differs.\n")
-        return
+        return [*lines, "  the same value as the reference: nothing differs."]
     if view.first is None:
-        out.write(f"  none of the {len(e.tried)} variations tried gives the engine's value: no single step of "
-                  "the derivation explains it.\n")
-        return
-    out.write(f"  first differing step: [{view.first.step}] the engine's value equals {view.first.sentence}.\n")
-    for v in view.matches[1:]:
-        out.write(f"  also equal to: [{v.step}] {v.sentence}\n")
+        return [*lines, f"  none of the {len(e.tried)} variations tried gives the engine's value: no single "
+                        "step of the derivation explains it."]
+    lines.append(f"  first differing step: [{view.first.step}] the engine's value equals {view.first.sentence}.")
+    return lines + [f"  also equal to: [{v.step}] {v.sentence}" for v in view.matches[1:]]
+
+
+def compact_lines(e: Explanation) -> list[str]:
+    """The explanation in a few lines (`replay`): the cell, each step's sentence
+    without its table, and the engine's line."""
+    d = e.derivation
+    lines = [f"column {d.column}, input row #{d.input_row}: {d.expression}",
+             f"the reference's value: {_cell(d.value)} ({d.result_type})"]
+    lines += [f"{n}. [{step.kind}] {step.text}" for n, step in enumerate(d.steps, 1)]
+    return lines + (engine_lines(e) if e.engine is not None else [])
+
+
+def full_text(e: Explanation) -> str:
+    """`write_text` as a string (the report shows it inline)."""
+    out = io.StringIO()
+    write_text(e, out)
+    return out.getvalue()

@@ -161,6 +161,9 @@ class TestFormat:
     preamble: tuple[str, ...]  # statements before the tables are made
     insert_rows: bool  # CREATE TABLE + INSERT, else CREATE TABLE ... AS VALUES
     drop_tables: bool
+    # The format's runner compares numeric cells approximately (DuckDB's casts both
+    # sides and allows a few units in the last place); DataFusion's compares text.
+    approximate_numbers: bool = False
 
 
 _ASF_HEADER = """\
@@ -204,5 +207,5 @@ FORMATS: dict[str, TestFormat] = {
                       insert_rows=False, drop_tables=True),
     "duckdb-test": TestFormat("duckdb-test", "duckdb", ".test", "\t", "\n\r\t", duckdb_cell, lambda t: "I",
                               _duckdb_opening, ("PRAGMA enable_verification",),
-                              insert_rows=True, drop_tables=False),
+                              insert_rows=True, drop_tables=False, approximate_numbers=True),
 }

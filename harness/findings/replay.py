@@ -26,6 +26,7 @@ from harness.core.semantics import SemanticsProfile
 from harness.core.text import shell_command
 from harness.engines.base import Engine
 from harness.findings.replay_diff import Answer, Changed, Diff, diff, user_answer
+from harness.findings.replay_explain import CellExplanation, first_explained
 from harness.judge.cells import hashable
 from harness.judge.compare import PASSING
 from harness.judge.instrument import Plan, bare_plan, instrument, with_rowid
@@ -140,6 +141,8 @@ class EngineReplay:
     # The engine's run of the bare query (`harness.judge.bare`), where instrumenting
     # the query added something: its own verdict, SQL, answer and diff.
     bare: EngineReplay | None = None
+    # `explain`'s derivation of the first differing cell (`replay_explain`).
+    explained: CellExplanation | None = None
 
 
 @dataclass
@@ -169,8 +172,14 @@ def replay(case: Case, engines: Sequence[Engine]) -> Replay:
                                     profile.name, True))
             continue
         shown = _shown(references, profile, result, references.plan, run.engines[engine.name])
+        reference = references.under(profile)
+        if shown.diff is not None and reference is not None:
+            shown.explained = first_explained(case, shown.diff, reference, engine.name, profile)
         if result.bare is not None:
             shown.bare = _shown(references, profile, result.bare, bare, run.engines[engine.name])
+            if shown.explained is None and shown.bare.diff is not None and reference is not None:
+                # Only the bare query differs: explain its first differing cell instead.
+                shown.bare.explained = first_explained(case, shown.bare.diff, reference, engine.name, profile)
         out.append(shown)
     return Replay(case, out)
 

@@ -9,9 +9,12 @@ from __future__ import annotations
 from typing import TextIO
 
 from harness.cases.case import Case
-from harness.core.text import indented
+from harness.core.text import indented, shell_command
+from harness.findings.explain_text import compact_lines
+from harness.findings.explain_text import to_json as explanation_json
 from harness.findings.replay import EngineReplay, Replay
 from harness.findings.replay_diff import Changed, Diff
+from harness.findings.replay_explain import CellExplanation
 from harness.findings.show import json_value, show, text_table
 
 # ---------------------------------------------------------------------------
@@ -57,6 +60,21 @@ def write_engine(e: EngineReplay, case: Case, out: TextIO, which: str = "") -> N
     out.writelines(f"{line}\n" for line in text_table(e.answer.columns, shown, "    "))
     if e.diff is not None:
         write_diff(e.diff, e.answer.columns, out)
+    if e.explained is not None:
+        write_explained(e.explained, case, r.engine, out)
+
+
+def write_explained(c: CellExplanation, case: Case, engine: str, out: TextIO) -> None:
+    """`explain`'s text, compact, for the first differing cell."""
+    if c.explanation is None:
+        out.write(f"  why (row {c.row}, column {c.column}): no explanation ({c.problem})\n")
+        return
+    out.write(f"  why the reference differs (the first differing cell, row {c.row}, column {c.column}):\n")
+    out.writelines(f"    {line}\n" for line in compact_lines(c.explanation))
+    if case.path:
+        command = shell_command(["window-harness", "explain", str(case.path), "--row", c.row,
+                                 "--column", c.column, "--engine", engine])
+        out.write(f"    (with its tables: {command})\n")
 
 
 def write_diff(d: Diff, columns: list[str], out: TextIO) -> None:
@@ -116,6 +134,10 @@ def engine_json(e: EngineReplay) -> dict:
     }
     if e.bare is not None:
         doc["bare"] = engine_json(e.bare)
+    if e.explained is not None:
+        c = e.explained
+        doc["explanation"] = {"row": c.row, "column": c.column, "problem": c.problem or None,
+                              **(explanation_json(c.explanation) if c.explanation is not None else {})}
     d = e.diff
     if d is not None:
         doc["diff"] = {

@@ -250,7 +250,7 @@ def _rows(lines: list[str], width: int) -> tuple[tuple[str | None, ...], ...] | 
     for fields in split:
         if len(fields) != width:
             return f"a result row that does not split into {width} values"
-    return tuple(tuple(_value(v) for v in fields) for fields in split)
+    return tuple(tuple(cell_value(v) for v in fields) for fields in split)
 
 
 def _fields(line: str, width: int) -> list[str]:
@@ -261,7 +261,8 @@ def _fields(line: str, width: int) -> list[str]:
     return line.split()
 
 
-def _value(text: str) -> str | None:
+def cell_value(text: str) -> str | None:
+    """A printed cell as the reader keeps it: NULL as None, (empty) as ""."""
     if text == "NULL":
         return None
     return "" if text == "(empty)" else text

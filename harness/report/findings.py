@@ -5,6 +5,7 @@ differing cells highlighted, the replay command and the baseline status."""
 from __future__ import annotations
 
 from harness.report.answers import answer_rows, pair_rows
+from harness.report.explanations import cell_anchor, first_cell_explained
 from harness.report.markup import Markup, h, render
 from harness.report.model import Finding
 
@@ -83,10 +84,14 @@ def _data_table(table: dict) -> Markup:
     return h("table", {}, h("thead", {}, h("tr", {}, head)), h("tbody", {}, body)) + render(rest)
 
 
-def _value_cell(value: object, differs: bool = False) -> Markup:
+def _value_cell(value: object, differs: bool = False, explained_at: str | None = None) -> Markup:
+    """A cell; `explained_at`: the id of its explanation, which the cell links to."""
+    text = "NULL" if value is None else _show(value)
+    shown = h("a", {"href": f"#{explained_at}", "title": "why: the reference's derivation"}, text) \
+        if explained_at else text
     if value is None:
-        return h("td", {"class": "null diff" if differs else "null"}, "NULL")
-    return h("td", {"class": "diff" if differs else None}, _show(value))
+        return h("td", {"class": "null diff" if differs else "null"}, shown)
+    return h("td", {"class": "diff" if differs else None}, shown)
 
 
 def _show(value: object) -> str:
@@ -120,7 +125,7 @@ def _answers(finding: Finding, record: dict) -> Markup | None:
     reference = answer_rows((engines.get("reference") or {}).get("answer"))
     if not engines:
         return None
-    blocks = []
+    blocks, explanations = [], []
     if reference is not None:
         blocks.append(_answer_block("reference", reference[0], [(r, ()) for r in reference[1]]))
     for name, e in engines.items():
@@ -139,13 +144,37 @@ def _answers(finding: Finding, record: dict) -> Markup | None:
                 blocks.append(h("div", {}, h("h4", {}, label),
                                 h("p", {"class": "note"}, "the same rows as the reference")))
                 continue
-            blocks.append(_answer_block(label, answer[0], [(p.engine, p.differs) for p in paired]))
+            why = _why(finding, name, paired)
+            first = _first_differing(paired) if why is not None else None
+            blocks.append(_answer_block(label, answer[0], [(p.engine, p.differs) for p in paired],
+                                        first and (*first, cell_anchor(finding.anchor, name))))
+            explanations.append(why)
     return h("div", {}, h("h4", {}, "Answers (differing cells highlighted against the reference)"),
-             h("div", {"class": "answers"}, blocks))
+             h("div", {"class": "answers"}, blocks), explanations)
 
 
-def _answer_block(label: str, columns: list[str], rows: list[tuple[tuple | None, tuple]]) -> Markup:
-    """An answer; rows in the reference's order, a row the engine is missing as a gap."""
+def _differing_cells(paired: list) -> list[tuple[int, int, object, object]]:
+    """(reference row, column, reference value, engine value) of each differing cell of paired rows."""
+    return [(i, j, p.reference[j], p.engine[j]) for i, p in enumerate(paired)
+            if p.reference is not None and p.engine is not None
+            for j, differs in enumerate(p.differs) if differs and j < len(p.reference) and j < len(p.engine)]
+
+
+def _first_differing(paired: list) -> tuple[int, int] | None:
+    cells = _differing_cells(paired)
+    return (cells[0][0], cells[0][1]) if cells else None
+
+
+def _why(finding: Finding, engine: str, paired: list) -> Markup | None:
+    """The folded explanation of the engine's first differing cell (`report.explanations`)."""
+    return first_cell_explained(finding.case, engine, _differing_cells(paired),
+                                cell_anchor(finding.anchor, engine))
+
+
+def _answer_block(label: str, columns: list[str], rows: list[tuple[tuple | None, tuple]],
+                  linked: tuple[int, int, str] | None = None) -> Markup:
+    """An answer; rows in the reference's order, a row the engine is missing as a gap.
+    `linked`: (row, column, anchor) of a cell whose explanation is shown below."""
     differing = [i for i, (_, d) in enumerate(rows) if any(d)]
     keep = set(range(len(rows))) if len(rows) <= MAX_ROWS else set(differing[:MAX_ROWS])
     body = []
@@ -156,7 +185,9 @@ def _answer_block(label: str, columns: list[str], rows: list[tuple[tuple | None,
             body.append(h("tr", {"class": "missing"},
                           h("td", {"colspan": max(len(columns), 1)}, "(row missing)")))
         else:
-            body.append(h("tr", {}, [_value_cell(v, bool(differs) and differs[j]) for j, v in enumerate(row)]))
+            cells = [_value_cell(v, bool(differs) and differs[j],
+                                 linked[2] if linked and (i, j) == linked[:2] else None) for j, v in enumerate(row)]
+            body.append(h("tr", {}, cells))
     hidden = len(rows) - len(keep)
     note = h("p", {"class": "note"}, f"{hidden:,} equal rows not shown") if hidden else None
     return h("div", {}, h("h4", {}, label),

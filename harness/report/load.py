@@ -144,6 +144,7 @@ def _load_run(data: ReportData, record: RunRecord, explainer_for, kind: str = "r
     for finding in findings:
         saved = record.saved.get(finding.file) if finding.file else None
         finding.doc = saved.doc if saved is not None else {}
+        finding.case = saved.case if saved is not None else None
         finding.file = finding.original = path / finding.file if finding.file else None
         first = finding.cases[0]
         corpus_file = Path(files[first]) if files.get(first) else None
@@ -238,6 +239,7 @@ def _load_fuzz(data: ReportData, record: CampaignRecord, explainer_for, kind: st
         shown = reduced.get(finding.key, finding.file)
         original = record.saved.get(finding.file) if finding.file else None
         finding.doc = record.saved[shown].doc if shown in record.saved else {}
+        finding.case = record.saved[shown].case if shown in record.saved else None
         originals[finding.key] = original.case if original is not None else None
         finding.original = path / finding.file if finding.file else None
         finding.file = path / reduced[finding.key] if finding.key in reduced else finding.original

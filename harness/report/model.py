@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.cases.case import Case
 from harness.judge.facts import Facts
 
 # Verdicts folded into the four counts a matrix cell shows (the rest keep their
@@ -82,6 +83,7 @@ class Finding:
     rows: frozenset[str] = frozenset()  # matrix rows it is pinned on
     baseline: BaselineStatus | None = None  # None: not judged (no baseline was read)
     doc: dict = field(default_factory=dict)  # `file`'s case document ({}: not found beside the results)
+    case: Case | None = None  # `file` as a case (the explanations of its differing cells are derived on it)
 
     @property
     def anchor(self) -> str:

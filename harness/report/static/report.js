@@ -27,6 +27,13 @@
         document.body.classList.toggle("hide-clean", clean.checked);
       });
     }
+    // A differing cell links to its folded explanation: open it on the way.
+    document.querySelectorAll("td a[href^='#x-']").forEach(function (link) {
+      link.addEventListener("click", function () {
+        var target = document.getElementById(link.getAttribute("href").slice(1));
+        if (target) { target.open = true; }
+      });
+    });
     document.documentElement.dataset.ready = "1";
   }
   if (document.readyState === "loading") {
