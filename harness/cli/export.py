@@ -6,10 +6,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.cli.exit_codes import EXIT_BAD_INPUT, EXIT_FAIL, EXIT_PASS
-from harness.cli.options import ENGINE_PYTHON
+from harness.cli.options import ENGINE_PYTHON, POSTGRES, engine_list, engine_options
 from harness.cli.streams import write_unescaped
+
+if TYPE_CHECKING:
+    from harness.cases.case import Case
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -17,8 +21,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "export",
-        parents=[ENGINE_PYTHON],
-        help="write a case or finding as a regression test in an engine's own format",
+        parents=[ENGINE_PYTHON, POSTGRES],
+        help="write a case or finding as a regression test in an engine's own format, or as a bug report",
         description="Write the case as a test file for an engine's own suite: DataFusion's "
         "sqllogictest (slt) or DuckDB's .test. The expected rows are the reference's answer. "
         "With --engine-python ENGINE@LABEL=PATH (ENGINE the format's engine), the test is for "
@@ -26,40 +30,84 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "its part of the finding record is quoted. "
         "With --check, the written file is then run record by record on the format's engine "
         "(the build, with --engine-python) and judged as the format's runner judges it. "
+        "--to issue writes a Markdown bug report for --engine's tracker instead: versions, a "
+        "reproduction in its own SQL, its actual output (run now) and the expected output, the "
+        "reference's derivation of the first differing cell, the other engines' answers and the "
+        "proposed regression test. "
         "Exit 0 when written (and, with --check, every record passed), 1 when a checked record "
-        "failed, 2 on bad input or a case that cannot become a sound test.",
+        "failed, 2 on bad input or a case that cannot become a sound test (for an issue: the "
+        "engine gives the reference's answer).",
     )
     p.add_argument("case", metavar="CASE", help="a case file")
-    p.add_argument("--to", required=True, choices=sorted(FORMATS), help="the test format")
+    p.add_argument("--to", required=True, choices=[*sorted(FORMATS), ISSUE],
+                   help="the test format, or `issue`: a bug report in Markdown")
+    p.add_argument("--engine", default=None, metavar="E",
+                   help="with --to issue: the engine the report is for (default: the finding's engine)")
+    p.add_argument("--others", default=None, metavar="ENGINES",
+                   help="with --to issue, for a case without a finding record naming other engines: "
+                        "the engines to run for context (comma-separated; default: none)")
     p.add_argument("--out", default=None, metavar="FILE", help="write here (default: stdout)")
     p.add_argument("--allow-ambiguous", action="store_true",
                    help="export even when another order of tied rows gives another valid answer")
     p.add_argument("--check", action="store_true",
-                   help="run the written file on the format's engine, record by record, and say what failed")
-    p.set_defaults(command=cmd_export)
+                   help="run the written test file on the format's engine, record by record, and say "
+                        "what failed (not with --to issue)")
+    p.set_defaults(command=cmd_export, engines=None)
+
+
+ISSUE = "issue"
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from harness.core.errors import InvalidInput
     from harness.findings.export import FORMATS, export_case
     from harness.findings.replay import load_one
 
     case = load_one(args.case)
+    if args.to == ISSUE:
+        if args.check:
+            raise InvalidInput("--check runs a test file: not with --to issue", "--check")
+        return _write(args.out, _issue(args, case))
     fmt = FORMATS[args.to]
     build = _build(args.engine_python, fmt.engine)
     file_name = Path(args.out).name if args.out else None
     text = export_case(case, fmt, source=args.case, file_name=file_name,
                        allow_ambiguous=args.allow_ambiguous, build=build)
-    if args.out:
+    code = _write(args.out, text)
+    if code == EXIT_PASS and args.check:
+        return _check(text, fmt, args)
+    return code
+
+
+def _issue(args: argparse.Namespace, case: Case) -> str:
+    from harness.core.errors import InvalidInput
+    from harness.engines.registry import get_engine
+    from harness.findings.issue import build_issue
+    from harness.findings.issue_text import to_markdown
+
+    name = args.engine or (case.finding or {}).get("engine")
+    if not isinstance(name, str):
+        raise InvalidInput("no finding record names the engine: give --engine E", "--engine")
+    others = [n for n in engine_list(args.others) if n != name] if args.others else []
+    options = engine_options(args, [name, *others])
+    engines = [get_engine(n, **options.get(n, {})) for n in (name, *others)]
+    try:
+        return to_markdown(build_issue(case, engines[0], engines[1:], source=args.case))
+    finally:
+        for engine in engines:
+            engine.close()
+
+
+def _write(out: str | None, text: str) -> int:
+    if out:
         try:
-            Path(args.out).write_text(text, encoding="utf-8")
+            Path(out).write_text(text, encoding="utf-8")
         except OSError as e:
-            print(f"window-harness: error: --out {args.out}: {e.strerror}", file=sys.stderr)
+            print(f"window-harness: error: --out {out}: {e.strerror}", file=sys.stderr)
             return EXIT_BAD_INPUT
-        print(f"wrote {args.out}", file=sys.stderr)
+        print(f"wrote {out}", file=sys.stderr)
     else:
         write_unescaped(sys.stdout, text)  # a test file, for a redirect: as it is
-    if args.check:
-        return _check(text, fmt, args)
     return EXIT_PASS
 
 

@@ -242,6 +242,10 @@ class Dialect:
     # The engine reads `(query) AS q(a, b)`; without it the writer renames the
     # columns through a WITH query's column list (SQLite 3.40 has only that).
     derived_column_lists: bool = True
+    # A bug report's reproduction makes its tables as temporary views over
+    # VALUES instead of CREATE TABLE + INSERT (Spark: a CREATE TABLE writes a
+    # table of files into the session's warehouse directory).
+    tables_as_views: bool = False
     # Older releases, and how each range differs from the release described above.
     releases: tuple[Release, ...] = ()
     # The engine version this dialect was narrowed to by `at` (None: the release
@@ -290,6 +294,12 @@ class Dialect:
         if t.kind in self.type_names:
             return self.type_names[t.kind]
         return canonical_type_name(t)
+
+    def declared_type(self, t: SqlType) -> str:
+        """A column's type in a CREATE TABLE the harness writes (its adapter's
+        tables, an exported reproduction): `type_name`, unless the engine needs
+        more there to compare as the reference does."""
+        return self.type_name(t)
 
     def string_literal(self, value: str) -> str:
         return _standard_string(value)

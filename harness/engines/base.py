@@ -105,6 +105,11 @@ class Engine(ABC):
     # The profiles (`harness.engines.profiles`) this adapter runs under, as in its name.
     profiles: tuple[str, ...] = ()
 
+    # The engine as its project writes its name, and the client a bug report's
+    # reproduction is pasted into (`window-harness export --to issue`).
+    product: str = ""
+    client: str = ""
+
     # The top-level module of the engine's Python library, which its pip extra
     # installs; None when the core install has it (the reference, SQLite).
     library: str | None = None

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from harness.cases.case import Case
 from harness.core.dialect import Dialect
 from harness.core.errors import InvalidInput, Unsupported
-from harness.core.model import Literal
+from harness.core.model import Literal, TableSchema
 from harness.findings.export_expect import Expectation, case_location, expectation, loose
 from harness.findings.export_formats import TestFormat, comment
 from harness.findings.replay import replay_command
@@ -45,7 +45,7 @@ def export_case(case: Case, fmt: TestFormat, source: str | None = None, file_nam
                            "(reduce the case, or pass --allow-ambiguous)", case_location(case))
     name = file_name or "test_wh_" + case.id.replace("/", "_") + fmt.suffix
     lines = [*fmt.opening(case, name), *_header(case, fmt, dialect, expected, source, build), ""]
-    for statement in (*fmt.preamble, *_table_statements(case, dialect, fmt)):
+    for statement in (*fmt.preamble, *table_statements(case, dialect, fmt.insert_rows)):
         lines += ["statement ok", statement + ";", ""]
     lines += _query_record(sql, expected, fmt)
     if fmt.drop_tables:
@@ -140,24 +140,28 @@ def finding_record(finding: dict | None, engine: str) -> dict | None:
     return finding if finding.get("engine") == engine else None
 
 
-def _table_statements(case: Case, dialect: Dialect, fmt: TestFormat) -> list[str]:
+def table_statements(case: Case, dialect: Dialect, insert_rows: bool = True) -> list[str]:
+    """The case's tables in `dialect`: CREATE TABLE, then INSERT (`insert_rows`)
+    or CREATE TABLE ... AS VALUES; no semicolons."""
     out = []
     for schema in case.schemas:
         name = dialect.quote(schema.name)
-        columns = ", ".join(f"{dialect.quote(c.name)} {dialect.type_name(c.type)}" for c in schema.columns)
-        rows = [
-            "  (" + ", ".join(_literal(v, c.type, dialect, case) for v, c in
-                              zip(row.values(), schema.columns, strict=True)) + ")"
-            for row in case.tables[schema.name].to_pylist()
-        ]
+        columns = ", ".join(f"{dialect.quote(c.name)} {dialect.declared_type(c.type)}" for c in schema.columns)
+        rows = ["  (" + ", ".join(values) + ")" for values in literal_rows(case, schema, dialect)]
         create = f"CREATE TABLE {name} ({columns})"
         if not rows:
             out.append(create)
-        elif fmt.insert_rows:
+        elif insert_rows:
             out += [create, f"INSERT INTO {name} VALUES\n" + ",\n".join(rows)]
         else:
             out.append(f"{create} AS VALUES\n" + ",\n".join(rows))
     return out
+
+
+def literal_rows(case: Case, schema: TableSchema, dialect: Dialect) -> list[list[str]]:
+    """Each row of the table `schema` names, as literals of `dialect`."""
+    return [[_literal(v, c.type, dialect, case) for v, c in zip(row.values(), schema.columns, strict=True)]
+            for row in case.tables[schema.name].to_pylist()]
 
 
 def _literal(v: object, t, dialect: Dialect, case: Case) -> str:

@@ -65,6 +65,8 @@ class DataFusionEngine(Engine):
     that can spill do, and the others fail with "Resources exhausted"."""
 
     name = "datafusion"
+    product = "DataFusion"
+    client = "datafusion-cli"
     dialect = DATAFUSION
     library = "datafusion"
 

@@ -27,6 +27,8 @@ class DuckDBEngine(Engine):
     """`config` goes to duckdb.connect (e.g. {"threads": "1", "memory_limit": "64MB"})."""
 
     name = "duckdb"
+    product = "DuckDB"
+    client = "the duckdb CLI"
     dialect = DUCKDB
     library = "duckdb"
 

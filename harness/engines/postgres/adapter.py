@@ -132,6 +132,8 @@ class PostgresEngine(Engine):
     """See the module docstring; `dsn` and `local` say where the server is."""
 
     name = "postgres"
+    product = "PostgreSQL"
+    client = "psql"
     dialect = POSTGRES
     needs_server = True
     library = "psycopg"
@@ -261,10 +263,7 @@ class PostgresEngine(Engine):
                     copy.write_row(row)
 
     def _declared_type(self, f: pa.Field) -> str:
-        t = _logical(f)
-        text = self.dialect.type_name(t)
-        # Byte order, as the reference compares strings.
-        return text + ' COLLATE "C"' if t.kind is TypeKind.STRING else text
+        return self.dialect.declared_type(_logical(f))
 
 
 def _logical(f: pa.Field) -> SqlType:

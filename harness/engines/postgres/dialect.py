@@ -140,6 +140,11 @@ class PostgresDialect(Dialect):
             return self.type_name(t.element) + "[]"
         return super().type_name(t)
 
+    def declared_type(self, t: SqlType) -> str:
+        # Byte order, as the reference compares strings.
+        text = self.type_name(t)
+        return text + ' COLLATE "C"' if t.kind is TypeKind.STRING else text
+
     def string_literal(self, value: str) -> str:
         if "\x00" in value:
             raise Unsupported(NUL_LITERAL)

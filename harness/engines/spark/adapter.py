@@ -165,6 +165,8 @@ class SparkEngine(Engine):
     session of the process's Spark, or its own session on the Connect server."""
 
     name = "spark"
+    product = "Spark"
+    client = "spark-sql"
     dialect = SPARK
     library = "pyspark"
     runs_on_spark = True

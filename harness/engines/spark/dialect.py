@@ -186,6 +186,7 @@ SPARK = SparkDialect(
     # VALUES names its columns col1, col2, ... and range its column `id`
     # (measured on 4.3.0), so the writer spells the names out.
     explicit_source_columns=True,
+    tables_as_views=True,
     # WINDOW_FUNCTION_FRAME_NOT_ORDERED without an ORDER BY (first_value and
     # last_value are accepted; measured on 4.3.0).
     needs_order_by=frozenset({

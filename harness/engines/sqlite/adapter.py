@@ -89,6 +89,8 @@ PROGRESS_STEPS = 100_000
 
 class SQLiteEngine(Engine):
     name = "sqlite"
+    product = "SQLite"
+    client = "sqlite3"
     dialect = SQLITE
 
     def __init__(self) -> None:
