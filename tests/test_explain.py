@@ -219,3 +219,19 @@ def test_tie_value_matches_no_variation(tmp_path: Path) -> None:
 def test_plain_duckdb_agrees(tmp_path: Path) -> None:
     view = differing(tmp_path, "duckdb", PLANTED[0][1], "4", "s")
     assert view.reference_agrees and view.first is None
+
+
+def test_an_overflow_to_infinity_is_no_rounding_to_fewer_digits() -> None:
+    """DuckDB's avg of two largest doubles is inf (its sum overflows): rounding the
+    exact mean 1.797...e308 to one significant digit also overflows to inf, which
+    must not be offered as the step the engine took."""
+    from harness.engines.registry import get_engine
+
+    c = load_one("cases/regressions/avg_double_sum_past_max.yaml")
+    engine = get_engine("duckdb")
+    try:
+        view = explain(c, parse_cell(c, "2", "a"), engine).engine
+    finally:
+        engine.close()
+    assert view is not None and not view.reference_agrees
+    assert view.first is None, view.first
