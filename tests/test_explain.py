@@ -206,14 +206,50 @@ def test_the_planted_bug_is_named(tmp_path: Path, engine: str, select: str, row:
     assert view.first is not None and view.first.name == named, [v.name for v in view.matches]
 
 
-def test_tie_value_matches_no_variation(tmp_path: Path) -> None:
-    # Its bug gives a tied row a value no order of the peers gives: no step explains it.
+def test_tie_value_is_named_at_the_computation_after_every_order_of_the_ties(tmp_path: Path) -> None:
+    # Its bug gives a tied row a value no order of the peers gives: every order of the
+    # current row's tied rows is tried, none gives it, so the computation is named.
     select = """
         SELECT id, sum(v) OVER (ORDER BY k ASC NULLS LAST ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS s
         FROM t ORDER BY id ASC NULLS LAST"""
     views = [differing(tmp_path, "duckdb~tie-value", select, str(r), "s") for r in (2, 3)]
     wrong = [v for v in views if not v.reference_agrees]
-    assert wrong and all(v.first is None for v in wrong)
+    assert wrong and all(v.first is None and v.peer_orders_tried >= 1 for v in wrong)
+
+
+def test_every_order_of_the_current_rows_ties_is_searched(tmp_path: Path) -> None:
+    """Three rows tie on k, v = 1, 10, 100; the running sum (ROWS UNBOUNDED PRECEDING)
+    of the first is 1 in input order. An order of the three puts it first (1), second
+    after row 2 (11) or row 3 (101), or last (111, as each group reversed gives):
+    101 comes only from an order the fixed variations do not try, 50 from none."""
+    from harness.findings.explain import explain_value
+    from harness.judge.runner import profile_named
+
+    path = tmp_path / "ties.yaml"
+    path.write_text(textwrap.dedent("""\
+        description: three tied rows
+        finding: {}
+        tables:
+          t:
+            columns: {id: bigint, k: integer, v: integer}
+            rows:
+              - [1, 1, 1]
+              - [2, 1, 10]
+              - [3, 1, 100]
+        sql: |
+          SELECT id, sum(v) OVER (ORDER BY k ASC NULLS LAST ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS s
+          FROM t ORDER BY id ASC NULLS LAST
+        """))
+    c = load_one(str(path))
+    at = parse_cell(c, "#1", "s")
+    profile = profile_named(None)
+    assert explain(c, at).derivation.value == 1
+    reversed_ = explain_value(c, at, "duckdb", 111, profile).engine
+    assert reversed_.first is not None and reversed_.first.name == "peer-order"
+    found = explain_value(c, at, "duckdb", 101, profile).engine
+    assert found.first is not None and found.first.step == "sort" and found.first.name.startswith("peer-order-3")
+    none = explain_value(c, at, "duckdb", 50, profile).engine
+    assert none.first is None and none.peer_orders_tried == 5  # the 3! orders but the reference's own
 
 
 def test_plain_duckdb_agrees(tmp_path: Path) -> None:

@@ -21,7 +21,12 @@ from harness.core.errors import HarnessError, InvalidInput
 from harness.core.model import Select
 from harness.core.semantics import SemanticsProfile
 from harness.engines.base import Engine
-from harness.findings.explain_variations import Variation, first_match, variations
+from harness.findings.explain_variations import (
+    Variation,
+    first_match,
+    peer_orders_searched,
+    variations,
+)
 from harness.findings.replay_diff import user_answer
 from harness.judge.instrument import ROWID, instrument, with_rowid
 from harness.judge.runner import RunResults, profile_named, run_case, start_engines
@@ -39,6 +44,9 @@ class EngineView:
     paired_by: str = "input row"
     matches: tuple[Variation, ...] = ()  # in the order of the steps
     reference_agrees: bool = False
+    # When no variation gives the engine's value: how many orders of the current
+    # row's tied rows were tried, none giving it (the computation itself differs).
+    peer_orders_tried: int = 0
 
     @property
     def first(self) -> Variation | None:
@@ -115,6 +123,10 @@ def _with_view(case: Case, at: CellAt, derivation: CellDerivation, view: EngineV
     if view.error is None and not view.reference_agrees:
         view = dataclasses.replace(view, matches=tuple(first_match(case, at.column, derivation, view.value, tried,
                                                                    profile)))
+        if not view.matches:  # last, every order of the current row's ties
+            searched, found = peer_orders_searched(case, at.column, derivation, view.value, profile)
+            view = dataclasses.replace(view, matches=(found,) if found is not None else (),
+                                       peer_orders_tried=0 if found is not None else searched)
     return Explanation(case.id, case.sql, profile.name, derivation, view, tuple(v.name for v in tried))
 
 

@@ -27,6 +27,7 @@ def to_json(e: Explanation) -> dict:
             "reference_agrees": view.reference_agrees,
             "differs_at": None if view.first is None else _variation(view.first),
             "also_matching": [_variation(v) for v in view.matches[1:]],
+            "peer_orders_tried": view.peer_orders_tried,
         }
         doc["variations_tried"] = list(e.tried)
     return doc
@@ -82,6 +83,10 @@ def engine_lines(e: Explanation) -> list[str]:
     lines = [f"{view.engine} answered {_cell(view.value)} (paired with the reference's row by {view.paired_by})"]
     if view.reference_agrees:
         return [*lines, "  the same value as the reference: nothing differs."]
+    if view.first is None and view.peer_orders_tried:
+        return [*lines, f"  first differing step: [compute] none of the {len(e.tried)} variations, and no order "
+                        f"of the current row's tied rows ({view.peer_orders_tried} other orders tried), gives "
+                        "the engine's value: the engine computes another value over the same frame."]
     if view.first is None:
         return [*lines, f"  none of the {len(e.tried)} variations tried gives the engine's value: no single "
                         "step of the derivation explains it."]

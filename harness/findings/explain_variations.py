@@ -244,3 +244,53 @@ def _gives(case: Case, column: int, derivation: CellDerivation, engine_value: ob
 
 
 __all__ = ["Variation", "first_match", "same_value", "variations"]
+
+
+MAX_PEERS_SEARCHED = 6  # every order of up to 6 tied rows: 720 evaluations of a small case
+
+
+def peer_orders_searched(case: Case, column: int, derivation: CellDerivation, engine_value: object,
+                         profile: SemanticsProfile) -> tuple[int, Variation | None]:
+    """Every order of the current row's peer group (up to MAX_PEERS_SEARCHED rows),
+    each evaluated by the reference: the number of orders tried, and the variation of
+    the first that gives the engine's value (None: no order of the ties gives it, so
+    the engine's value differs at the computation itself). (0, None) when the row
+    has no tied peers, too many, or the case has no row ids to find them by."""
+    from itertools import permutations
+
+    size = _peer_group_size(derivation)
+    plan = instrument(case.query, case.schemas)
+    if not 2 <= size <= MAX_PEERS_SEARCHED or plan.rowid_column is None:
+        return 0, None
+    wanted = derivation.input_row - 1
+    tried = 0
+    for order in permutations(range(size)):
+        if list(order) == list(range(size)):
+            continue  # the reference's own order
+
+        def hook(key: object, rows: Sequence, order: tuple[int, ...] = order) -> list[int]:
+            mine = any(_rowid_of(r) == wanted for r in rows)
+            return list(order) if mine and len(rows) == len(order) else list(range(len(rows)))
+
+        tried += 1
+        v = Variation(f"peer-order-{''.join(str(i + 1) for i in order)}", "sort",
+                      f"the current row's tied rows in the order {[i + 1 for i in order]} of their input order",
+                      peer_order=hook)
+        if _gives(case, column, derivation, engine_value, v, profile):
+            return tried, v
+    return tried, None
+
+
+def _rowid_of(row: object) -> object:
+    """The harness's row id in a peer group's row mapping (its name maybe qualified)."""
+    items = row.items() if hasattr(row, "items") else ()
+    return next((v for k, v in items if str(k).rpartition(".")[2] == ROWID), None)
+
+
+def _peer_group_size(derivation: CellDerivation) -> int:
+    from reference_impl.explain_steps import SortStep
+
+    sort = next((s for s in derivation.steps if isinstance(s, SortStep)), None)
+    if sort is None:
+        return 0
+    return next((last - first + 1 for first, last in sort.peer_groups if first <= sort.position <= last), 0)
