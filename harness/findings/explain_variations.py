@@ -31,6 +31,7 @@ from harness.core.model import (
     BinaryOperator,
     Bound,
     BoundKind,
+    Cast,
     Exclusion,
     Expr,
     Frame,
@@ -199,6 +200,13 @@ def _function_variations(w: WindowExpr, varied) -> list[Variation]:  # type: ign
     if f.distinct:
         out.append(Variation("distinct-ignored", "distinct", "the value with DISTINCT ignored (every value, "
                              "duplicates too)", varied(WindowExpr(dataclasses.replace(f, distinct=False), w.window))))
+    if f.distinct and f.args:
+        # Engines have removed the duplicates of the values cast to DOUBLE (BIGINTs near
+        # 2^63 then count once): DataFusion's var_samp and median, DuckDB's stddev.
+        as_double = (Cast(f.args[0], T.FLOAT64), *f.args[1:])
+        out.append(Variation("distinct-as-double", "distinct", "DISTINCT applied to the values cast to DOUBLE "
+                             "PRECISION (values that share a DOUBLE count once)",
+                             varied(WindowExpr(dataclasses.replace(f, args=as_double), w.window))))
     if f.name == "ntile" and w.window.order_by:
         out.append(Variation("ntile-larger-last", "compute", "ntile with the larger buckets last (the rows left "
                              "over after an even split given to the last buckets, not the first)",
