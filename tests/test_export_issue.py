@@ -78,26 +78,23 @@ def _cells(line: str) -> list[str]:
 # Running a script as pasted, each engine through its own library
 
 
+def _run_dbapi(con, statements: list[str]) -> list[tuple]:  # type: ignore[no-untyped-def]
+    try:
+        for statement in statements[:-1]:
+            con.execute(statement)
+        return [tuple(r) for r in con.execute(statements[-1]).fetchall()]
+    finally:
+        con.close()
+
+
 def run_duckdb(statements: list[str]) -> list[tuple]:
     import duckdb
 
-    con = duckdb.connect(":memory:")
-    try:
-        for statement in statements[:-1]:
-            con.execute(statement)
-        return [tuple(r) for r in con.execute(statements[-1]).fetchall()]
-    finally:
-        con.close()
+    return _run_dbapi(duckdb.connect(":memory:"), statements)
 
 
 def run_sqlite(statements: list[str]) -> list[tuple]:
-    con = sqlite3.connect(":memory:")
-    try:
-        for statement in statements[:-1]:
-            con.execute(statement)
-        return [tuple(r) for r in con.execute(statements[-1]).fetchall()]
-    finally:
-        con.close()
+    return _run_dbapi(sqlite3.connect(":memory:"), statements)
 
 
 def run_datafusion(statements: list[str]) -> list[tuple]:
