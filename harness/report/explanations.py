@@ -13,6 +13,7 @@ shown rather than a wrong one.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from decimal import Decimal, InvalidOperation
 
@@ -32,6 +33,9 @@ def first_cell_explained(case: Case | None, engine: str, cells: list[tuple[int, 
     value, engine value, as recorded) that has a derivation, with `anchor` as its id."""
     if case is None or not cells:
         return None
+    # Named by its file's stem: the case read back from its directory is
+    # `findings/KEY`, the one a run holds in memory `KEY`, and both pages must be one.
+    case = dataclasses.replace(case, id=case.id.rpartition("/")[2])
     for row, column, expected, got in cells[:MAX_CELLS_TRIED]:
         found = _explained(case, engine, row, column, expected, got)
         if found is not None:
