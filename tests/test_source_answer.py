@@ -162,6 +162,27 @@ def test_tied_rows_in_another_order_agree(tmp_path):
     assert source.verdict is SourceVerdict.DISAGREES
 
 
+def test_a_wrong_last_column_or_a_wrong_value_among_ties_disagrees(tmp_path):
+    """No silent agreement: one wrong value in the last column (under the source's own
+    profile), and one wrong value inside a tie group that no order of the ties gives."""
+    last = DUCKDB_ROWS.format(m="4.0").replace('["2", "1.5", "1.0"]', '["2", "1.5", "1.5"]')
+    _, source = _judged(_case(tmp_path, "last", answer=last))
+    assert source.verdict is SourceVerdict.DISAGREES and "column h" in source.detail, source.detail
+    path = tmp_path / "tie.yaml"
+    path.write_text(textwrap.dedent("""\
+        description: a wrong value among tied rows
+        tables: {t: {columns: {k: integer, v: varchar}, rows: [[1, x], [1, y], [2, z]]}}
+        sql: SELECT v, row_number() OVER (ORDER BY k) AS rn FROM t
+        source_answer:
+          engine: datafusion
+          format: slt
+          sort: rowsort
+          rows: [["x", "1"], ["y", "1"], ["z", "3"]]
+        """), encoding="utf-8")
+    _, source = _judged(path)
+    assert source.verdict is SourceVerdict.DISAGREES, source.detail
+
+
 def test_a_disagreement_is_seen_in_text_json_and_the_report(tmp_path, capsys):
     """Never hidden, never a verdict: the engines' verdicts stay matches (exit 0)."""
     _case(tmp_path, "agrees")
