@@ -133,9 +133,18 @@ class _FileImport:
             self._query(record)
         elif kind is Kind.SETTING:
             self.settings.apply(record.sql)
-        elif (kind is Kind.SETUP or first_word(record.sql) in _TRANSACTION) and not answer_error(record.answer):
-            # A statement the source expects to fail changed nothing there: not run.
-            self.setup.run(record.sql, record.line)
+        elif answer_error(record.answer):
+            return  # a statement the source expects to fail changed nothing there: not run
+        elif kind is Kind.EXTERNAL:
+            self._refused(self.setup.refuse(record.sql, record.line), record)
+        elif kind is Kind.SETUP or first_word(record.sql) in _TRANSACTION:
+            self._refused(self.setup.run(record.sql, record.line), record)
+
+    def _refused(self, reason: str | None, record: Record) -> None:
+        """A setup statement refused for reaching outside the database: a setup
+        failure at its own line, even when no query reads what it made."""
+        if reason is not None:
+            self.counts.note(self.counts.setup_failures, reason, self._where(record.line))
 
     def _query(self, record: Record) -> None:
         if not _OVER.search(strip_comments(record.sql)):
