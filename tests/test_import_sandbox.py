@@ -132,3 +132,21 @@ def test_an_engine_that_cannot_turn_file_access_off_is_refused(tmp_path: Path,
                  "--setup-engine", "datafusion"])
     assert code == 2
     assert "cannot run untrusted SQL with file access off" in capsys.readouterr().err
+
+
+def test_a_sql_file_reaches_no_file(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """`run FILE.sql`: the harness reads the setup itself and the engines run only
+    the model's SQL, which has no way to name a file: the hostile statements are
+    not expressible at their lines, and the good query runs. (No defect was found
+    here; this holds it so.)"""
+    statements = _statements(tmp_path)
+    path = tmp_path / "hostile.sql"
+    path.write_text("".join(sql + ";\n" for sql, _ in statements))
+    code = main(["run", str(path), "--engines", "reference,duckdb,sqlite", "--format", "json"])
+    printed = capsys.readouterr()
+    assert code == 0
+    assert not (tmp_path / "pwned.csv").exists() and not (tmp_path / "x.db").exists()
+    assert SECRET not in printed.out + printed.err
+    assert len(json.loads(printed.out)["results"]) == 3
+    for i in HOSTILE:
+        assert f"{path}:{i + 1}:" in printed.err
