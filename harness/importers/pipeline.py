@@ -120,7 +120,7 @@ class _FileImport:
         self.counts.files += 1
         self.counts.records += len(self.source.records) + len(self.source.skipped)
         for skip in self.source.skipped:
-            self.counts.note(self.counts.skipped, skip.reason, self._where(skip.line))
+            self.counts.note(self.counts.skipped, skip.reason, f"{skip.file}:{skip.line}" if skip.file else self._where(skip.line))
         for record in self.source.records:
             self._record(record)
 
