@@ -8,9 +8,11 @@ output, and the file's good query still becomes a case."""
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 from harness.cli.main import main
 from harness.core.errors import FileAccessDenied
@@ -150,3 +152,47 @@ def test_a_sql_file_reaches_no_file(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert len(json.loads(printed.out)["results"]) == 3
     for i in HOSTILE:
         assert f"{path}:{i + 1}:" in printed.err
+
+
+@pytest.mark.postgres
+def test_postgres_setup_touches_no_server_file(postgres_dsn: str, capsys: pytest.CaptureFixture) -> None:
+    """pg-regress materialised on PostgreSQL (the test server's user is a superuser):
+    the setup runs as a role of its own without file privileges, so the server
+    reads, writes and runs nothing for it."""
+    with tempfile.TemporaryDirectory() as shared:  # the server's own user must be able to write here
+        tmp = Path(shared)
+        tmp.chmod(0o777)
+        (tmp / "secret.txt").write_text(SECRET + "\n")
+        (tmp / "x.csv").write_text("1,2\n")
+        statements = [
+            (f"COPY (SELECT 1) TO '{tmp}/pwned.csv'", None),
+            (f"CREATE TABLE leak AS SELECT pg_read_file('{tmp}/secret.txt') AS s", None),
+            ("SELECT s, rank() OVER (ORDER BY s) AS r FROM leak", [[SECRET, "1"]]),
+            (f"CREATE TABLE lo AS SELECT lo_import('{tmp}/secret.txt') AS o", None),
+            ("CREATE TABLE loaded (a INTEGER, b INTEGER)", None),
+            (f"COPY loaded FROM '{tmp}/x.csv' (FORMAT csv)", None),
+            (f"COPY loaded FROM PROGRAM 'touch {tmp}/ran'", None),
+            ("CREATE TABLE who AS SELECT current_user::text AS u, session_user::text AS s", None),
+            ("SELECT u, s, rank() OVER (ORDER BY u) AS r FROM who", [["x", "x"]]),
+            ("CREATE TABLE g (x INTEGER)", None),
+            ("INSERT INTO g VALUES (1), (2)", None),
+            GOOD,
+        ]
+        src = tmp / "src"
+        src.mkdir()
+        path, lines = _pg_regress(src, statements)
+        out = tmp / "out"
+        code = main(["import", str(path), "--format", "pg-regress", "--out", str(out), "--json",
+                     "--setup-engine", "postgres", "--postgres-dsn", postgres_dsn])
+        printed = capsys.readouterr()
+        counts = json.loads(printed.out)
+        assert code == 0, printed.err
+        assert not (tmp / "pwned.csv").exists() and not (tmp / "ran").exists()
+        written = [p.read_text() for p in out.rglob("*") if p.is_file()]
+        assert all(SECRET not in text for text in written + [printed.out, printed.err])
+        refused = {g["first"] for g in counts["setup_failures"]
+                   if g["reason"].startswith("file access is off for imported files (postgres: ")}
+        assert refused == {f"{path}:{lines[i]}" for i in (0, 1, 3, 5, 6)}
+        assert counts["imported"] == 2
+        who = yaml.safe_load((out / "hostile" / f"l{lines[8]}.yaml").read_text())["tables"]["who"]["rows"]
+        assert who[0][0] == who[0][1] and who[0][0].endswith("_untrusted")  # not the DSN's superuser
