@@ -8,6 +8,7 @@ output, and the file's good query still becomes a case."""
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from pathlib import Path
 
@@ -196,3 +197,35 @@ def test_postgres_setup_touches_no_server_file(postgres_dsn: str, capsys: pytest
         assert counts["imported"] == 2
         who = yaml.safe_load((out / "hostile" / f"l{lines[8]}.yaml").read_text())["tables"]["who"]["rows"]
         assert who[0][0] == who[0][1] and who[0][0].endswith("_untrusted")  # not the DSN's superuser
+
+
+@pytest.mark.postgres
+def test_postgres_untrusted_role_lifecycle(postgres_dsn: str) -> None:
+    """A DSN user without file privileges runs the SQL as itself; a superuser's
+    adapter makes a role for it and drops it at close."""
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    from harness.engines.postgres.adapter import PostgresEngine
+
+    plain = f"wh_plain_{os.getpid()}"
+    with psycopg.connect(postgres_dsn, autocommit=True) as admin:
+        admin.execute(f'DROP ROLE IF EXISTS "{plain}"')
+        admin.execute(f'CREATE ROLE "{plain}" LOGIN')
+        admin.execute(f'GRANT CREATE ON DATABASE postgres TO "{plain}"')
+        try:
+            for dsn, user in ((make_conninfo(postgres_dsn, user=plain), plain), (postgres_dsn, None)):
+                engine = PostgresEngine(dsn)
+                engine.deny_file_access()
+                try:
+                    me = engine.run({}, "SELECT current_user::text AS u").column("u")[0].as_py()
+                    assert me == user if user else me.endswith("_untrusted")
+                    with pytest.raises(FileAccessDenied):
+                        engine.run({}, "COPY (SELECT 1) TO '/tmp/wh-never-written.csv'")
+                finally:
+                    engine.close()
+            left = admin.execute("SELECT count(*) FROM pg_roles WHERE rolname LIKE 'wh\\_%\\_untrusted'").fetchone()
+            assert left == (0,)
+        finally:
+            admin.execute(f'REVOKE CREATE ON DATABASE postgres FROM "{plain}"')
+            admin.execute(f'DROP ROLE IF EXISTS "{plain}"')
