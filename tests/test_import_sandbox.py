@@ -128,11 +128,32 @@ def test_sqlite_with_file_access_off_opens_no_file(sql: str, tmp_path: Path) -> 
     assert engine.run({}, "SELECT x FROM t").to_pylist() == [{"x": 1}]
 
 
+def test_datafusion_setup_reads_and_writes_no_file(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """DataFusion has no switch for it: CREATE EXTERNAL TABLE and COPY are refused by their words."""
+    (tmp_path / "secret.csv").write_text(f"s\n{SECRET}\n")
+    path, lines = _slt(tmp_path, [
+        (f"COPY (SELECT 1) TO '{tmp_path}/pwned.csv'", None),
+        (f"CREATE EXTERNAL TABLE leak STORED AS CSV LOCATION '{tmp_path}/secret.csv' OPTIONS ('has_header' 'true')",
+         None),
+        ("SELECT s, rank() OVER (ORDER BY s) AS r FROM leak", [[SECRET, "1"]]),
+        ("CREATE TABLE g (x INTEGER)", None), ("INSERT INTO g VALUES (1), (2)", None), GOOD])
+    code = main(["import", str(path), "--format", "slt", "--out", str(tmp_path / "out"), "--json",
+                 "--setup-engine", "datafusion"])
+    printed = capsys.readouterr()
+    counts = json.loads(printed.out)
+    assert code == 0 and counts["imported"] == 1
+    assert not (tmp_path / "pwned.csv").exists()
+    assert all(SECRET not in p.read_text() for p in (tmp_path / "out").rglob("*.yaml"))
+    refused = {g["first"] for g in counts["setup_failures"]
+               if g["reason"].startswith("file access is off for imported files (datafusion: ")}
+    assert refused == {f"{path}:{lines[0]}", f"{path}:{lines[1]}"}
+
+
 def test_an_engine_that_cannot_turn_file_access_off_is_refused(tmp_path: Path,
                                                                capsys: pytest.CaptureFixture) -> None:
     path, _ = _slt(tmp_path, [GOOD])
     code = main(["import", str(path), "--format", "slt", "--out", str(tmp_path / "out"),
-                 "--setup-engine", "datafusion"])
+                 "--setup-engine", "spark"])
     assert code == 2
     assert "cannot run untrusted SQL with file access off" in capsys.readouterr().err
 

@@ -187,7 +187,7 @@ class Engine(ABC):
         FileAccessDenied. Called before the engine starts. An engine that cannot
         promise it refuses here, rather than run the file with access on."""
         raise EngineUnavailable(self.name, "it cannot run untrusted SQL with file access off "
-                                "(an imported file's setup); choose duckdb, sqlite or postgres")
+                                "(an imported file's setup); choose duckdb, datafusion, sqlite or postgres")
 
     def close(self) -> None:  # noqa: B027 (an optional hook, empty by default)
         """Release the engine's resources; the default holds none."""

@@ -88,8 +88,8 @@ def import_paths(paths: Iterable[str], fmt: str, out: Path, engine: Engine,
     InvalidInput for an unknown format or a path that does not exist."""
     if fmt not in FORMATS:
         raise InvalidInput(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})", "--format")
+    setup = Setup(engine)  # before the engine starts: one that cannot turn file access off never does
     counts = ImportCounts(materialised_on=f"{engine.name} {engine.version()}")
-    setup = Setup(engine)
     for path, origin, stem in list(test_files(paths, FORMATS[fmt])):
         source = FORMATS[fmt].read(path, origin, stem, source_engine)
         _FileImport(source, setup, out, counts).run()
