@@ -163,3 +163,30 @@ def test_a_bom_at_the_start_of_a_test_file(fmt: str, write, tmp_path: Path,  # n
     code, counts = _import(write(src), fmt, tmp_path / "out", capsys)
     assert code == 0
     assert (counts["imported"], counts["setup_failures"], counts["skipped"]) == (1, [], [])
+
+
+@pytest.mark.parametrize(("cut_after", "dropped"), [("2\teast\t40\n", True), ("4\twest\t20\n\n\n", False)])
+def test_a_golden_file_cut_between_lines_is_told_by_its_header_count(
+        cut_after: str, dropped: bool, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Spark 3.5's header counts the queries: a file cut right after a row line
+    (the record may be cut) or right after a record is short of that count."""
+    src = tmp_path / "sql-tests"
+    (src / "inputs").mkdir(parents=True)
+    (src / "results").mkdir()
+    (src / "inputs" / "window.sql").write_text((FIXTURES / "spark-golden" / "inputs" / "window.sql").read_text())
+    full = (FIXTURES / "spark-golden" / "results" / "window.sql.out").read_text()
+    full = full.replace("SQLQueryTestSuite\n", "SQLQueryTestSuite\n-- Number of queries: 7\n\n\n", 1)
+    cut = full[:full.index(cut_after) + len(cut_after)]
+    results = src / "results" / "window.sql.out"
+    results.write_text(cut)
+    code, counts = _import(src, "spark-golden", tmp_path / "out", capsys)
+    assert code == (1 if dropped else 0)  # 1: nothing imported
+    record = cut.rindex("-- !query\n")
+    if dropped:
+        assert _skipped(counts) == {"the golden results end inside this record (a truncated file): it and the "
+                                    "statements after it are not read": f"{results}:{cut[:record].count(chr(10)) + 1}"}
+        assert counts["imported"] == 0  # the one window query before the cut is the record cut
+    else:
+        assert _skipped(counts) == {"the golden results end after 3 of the 7 queries their header counts "
+                                    "(a truncated file)": f"{results}:{cut.count(chr(10)) + 1}"}
+        assert counts["imported"] == 1

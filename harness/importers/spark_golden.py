@@ -49,10 +49,14 @@ def read_spark_golden(path: Path, origin: str, out_stem: Path, engine: str | Non
     inputs = read_source(path).splitlines()
     text = read_source(results)
     entries = _entries(text.splitlines())
-    if entries and _cut(entries[-1], text):
+    short = _short(text, len(entries))
+    if entries and (_cut(entries[-1], text) or (short and not text.endswith("\n\n\n"))):
         cut = entries.pop()
         source.skipped.append(Skip("the golden results end inside this record (a truncated file): "
                                    "it and the statements after it are not read", cut.line, str(results)))
+    elif short:  # cut right after a whole record
+        source.skipped.append(Skip(f"the golden results end after {len(entries)} of the {short} queries their "
+                                   "header counts (a truncated file)", text.count("\n") + 1, str(results)))
     found_at = 0
     for entry in entries:
         line = _line_of(entry.sql, inputs, found_at)
@@ -78,10 +82,18 @@ def _entries(lines: list[str]) -> list[_Entry]:
     return [_Entry("\n".join(e.sections["query"]).strip(), e.sections, e.line) for e in entries]
 
 
+def _short(text: str, found: int) -> int:
+    """The queries the header (`-- Number of queries: N`, Spark 3.5 on) counts
+    when more than `found`, else 0."""
+    m = re.search(r"\A(?:--.*\n)*?-- Number of queries: (\d+)\n", text)
+    return int(m[1]) if m and int(m[1]) > found else 0
+
+
 def _cut(last: _Entry, text: str) -> bool:
     """Whether the file ends inside its last record: mid-line, before the record's
     schema or output, inside the schema or an error's JSON. (A cut right after
-    a whole row line cannot be told from the record's end.)"""
+    a whole row line looks like the record's end: only a header's count of the
+    queries tells, `_short`.)"""
     schema = "".join(last.sections.get("schema", [])).strip()
     output = last.sections.get("output")
     if not text.endswith("\n") or output is None or not re.fullmatch(r"struct<.*>", schema, re.DOTALL):
