@@ -46,7 +46,8 @@ _TRANSACTION = {"begin", "commit", "rollback", "start", "end", "abort"}
 @dataclass
 class ImportCounts:
     """What an import read and kept. Each reason counter counts queries (or
-    records, for `skipped`) by reason, `not_expressible` by construct
+    records, for `skipped`; and for `setup_failures`, the setup statements
+    refused because file access is off, besides the queries) by reason, `not_expressible` by construct
     (`INTERSECT`, `DISTINCT ON`); `first` names where each first came up,
     `reasons` the reason a construct was first not expressible for."""
 
