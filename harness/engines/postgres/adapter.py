@@ -193,16 +193,17 @@ class PostgresEngine(Engine):
         self._server.start()
         return self._server.dsn
 
-    def _connect(self, dsn: str, make_schema: bool = True) -> psycopg.Connection:
+    def _connect(self, dsn: str, make_schema: bool = True, as_whom: str = "") -> psycopg.Connection:
         try:
             con = self._psycopg.connect(dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
         except self._psycopg.Error as e:
-            raise EngineUnavailable(self.name, f"cannot connect to {where(dsn)}: {error_message(e)}") from None
+            raise EngineUnavailable(self.name, f"cannot connect to {where(dsn)}{as_whom}: "
+                                    f"{error_message(e)}") from None
         try:
             self._prepare_session(con, make_schema)
         except self._psycopg.Error as e:
             con.close()
-            raise EngineUnavailable(self.name, f"cannot prepare a session on {where(dsn)} "
+            raise EngineUnavailable(self.name, f"cannot prepare a session on {where(dsn)}{as_whom} "
                                     f"(settings, schema {self._schema}): {error_message(e)}") from None
         return con
 
@@ -222,8 +223,9 @@ class PostgresEngine(Engine):
             return admin
         if self._admin is not None:
             self._admin.close()
-        self._admin = admin
-        return self._connect(login, make_schema=False)
+        self._admin = admin  # kept first: `close` drops the role even if the login fails
+        return self._connect(login, make_schema=False,
+                             as_whom=f" as {self._untrusted.name}, the role made for untrusted SQL")
 
     def _prepare_session(self, con: psycopg.Connection, make_schema: bool = True) -> None:
         con.adapters.register_loader("interval", _interval_fields())
@@ -243,8 +245,9 @@ class PostgresEngine(Engine):
         con, self._con = self._con, None
         admin, self._admin = self._admin, None
         self._loaded = {}
-        if con is not None and admin is not None:
-            con.close()  # the untrusted role's: the schema is the DSN's user's to drop
+        if admin is not None:
+            if con is not None:
+                con.close()  # the untrusted role's: the schema is the DSN's user's to drop
             con = admin
         if con is not None and not con.closed:
             with contextlib.suppress(self._psycopg.Error):
