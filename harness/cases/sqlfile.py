@@ -50,6 +50,7 @@ from harness.core.errors import (
     ReferenceGap,
 )
 from harness.core.model import ColumnDef, Literal, Query, Select, SelectItem, TableSchema, Values
+from harness.core.source_files import read_source
 from harness.core.types import from_arrow, to_arrow
 from harness.sql.constructs import construct_at
 from harness.sql.script import Statement, split_statements
@@ -153,7 +154,7 @@ def read_sql_files(paths: Iterable[Path], tables: Mapping[str, pa.Table] | None 
     for path in paths:
         out.files += 1
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_source(path, strict=True)
         except (OSError, UnicodeDecodeError) as e:
             out.invalid.append(InvalidCase(f"cannot read it: {e}", str(path)))
             continue

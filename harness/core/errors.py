@@ -94,6 +94,12 @@ class EngineTimeout(EngineError):
     """The engine did not answer within the time limit."""
 
 
+class FileAccessDenied(EngineError):
+    """The engine refused a statement because file access is off: untrusted SQL
+    (an imported test file's setup) runs on a connection that may read and write
+    no file, attach no database and load no extension (`Engine.deny_file_access`)."""
+
+
 class EngineUnavailable(HarnessError):
     """An engine that was asked for cannot be started (not installed, no Java...)."""
 

@@ -180,6 +180,15 @@ class Engine(ABC):
         assert all(r is not None for r in out), "run_each left a query unanswered"
         return out  # type: ignore[return-value]
 
+    def deny_file_access(self) -> None:
+        """From now on run SQL as untrusted (an imported test file's setup): no file
+        read or written, no database attached, no extension installed or loaded,
+        by the engine's own switches; a statement refused for that raises
+        FileAccessDenied. Called before the engine starts. An engine that cannot
+        promise it refuses here, rather than run the file with access on."""
+        raise EngineUnavailable(self.name, "it cannot run untrusted SQL with file access off "
+                                "(an imported file's setup); choose duckdb, datafusion, sqlite or postgres")
+
     def close(self) -> None:  # noqa: B027 (an optional hook, empty by default)
         """Release the engine's resources; the default holds none."""
 

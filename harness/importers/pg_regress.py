@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 from harness.core.errors import InvalidCase
+from harness.core.source_files import read_source
 from harness.importers.records import Answer, Record, Skip, SourceFile
 from harness.sql.script import split_statements
 
@@ -32,8 +33,8 @@ def read_pg_regress(path: Path, origin: str, out_stem: Path, engine: str | None 
     if not expected.is_file():
         source.skipped.append(Skip(f"no expected output ({expected.name} beside sql/)", 1))
         return source
-    script = path.read_text(encoding="utf-8", errors="replace")
-    output = expected.read_text(encoding="utf-8", errors="replace").splitlines()
+    script = read_source(path)
+    output = read_source(expected).splitlines()
     blocks = _output_blocks(script.splitlines(), output, source)
     try:
         statements = split_statements(script, origin, psql=True)

@@ -46,7 +46,8 @@ _TRANSACTION = {"begin", "commit", "rollback", "start", "end", "abort"}
 @dataclass
 class ImportCounts:
     """What an import read and kept. Each reason counter counts queries (or
-    records, for `skipped`) by reason, `not_expressible` by construct
+    records, for `skipped`; and for `setup_failures`, the setup statements
+    refused because file access is off, besides the queries) by reason, `not_expressible` by construct
     (`INTERSECT`, `DISTINCT ON`); `first` names where each first came up,
     `reasons` the reason a construct was first not expressible for."""
 
@@ -88,8 +89,8 @@ def import_paths(paths: Iterable[str], fmt: str, out: Path, engine: Engine,
     InvalidInput for an unknown format or a path that does not exist."""
     if fmt not in FORMATS:
         raise InvalidInput(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})", "--format")
+    setup = Setup(engine)  # before the engine starts: one that cannot turn file access off never does
     counts = ImportCounts(materialised_on=f"{engine.name} {engine.version()}")
-    setup = Setup(engine)
     for path, origin, stem in list(test_files(paths, FORMATS[fmt])):
         source = FORMATS[fmt].read(path, origin, stem, source_engine)
         _FileImport(source, setup, out, counts).run()
@@ -120,7 +121,7 @@ class _FileImport:
         self.counts.files += 1
         self.counts.records += len(self.source.records) + len(self.source.skipped)
         for skip in self.source.skipped:
-            self.counts.note(self.counts.skipped, skip.reason, self._where(skip.line))
+            self.counts.note(self.counts.skipped, skip.reason, f"{skip.file}:{skip.line}" if skip.file else self._where(skip.line))
         for record in self.source.records:
             self._record(record)
 
@@ -133,9 +134,18 @@ class _FileImport:
             self._query(record)
         elif kind is Kind.SETTING:
             self.settings.apply(record.sql)
-        elif (kind is Kind.SETUP or first_word(record.sql) in _TRANSACTION) and not answer_error(record.answer):
-            # A statement the source expects to fail changed nothing there: not run.
-            self.setup.run(record.sql, record.line)
+        elif answer_error(record.answer):
+            return  # a statement the source expects to fail changed nothing there: not run
+        elif kind is Kind.EXTERNAL:
+            self._refused(self.setup.refuse(record.sql, record.line), record)
+        elif kind is Kind.SETUP or first_word(record.sql) in _TRANSACTION:
+            self._refused(self.setup.run(record.sql, record.line), record)
+
+    def _refused(self, reason: str | None, record: Record) -> None:
+        """A setup statement refused for reaching outside the database: a setup
+        failure at its own line, even when no query reads what it made."""
+        if reason is not None:
+            self.counts.note(self.counts.setup_failures, reason, self._where(record.line))
 
     def _query(self, record: Record) -> None:
         if not _OVER.search(strip_comments(record.sql)):

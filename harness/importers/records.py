@@ -60,6 +60,7 @@ class Skip:
 
     reason: str
     line: int
+    file: str | None = None  # the file `line` is in, when not the source's own (Spark's .sql.out)
 
 
 @dataclass

@@ -7,6 +7,11 @@ that point (a CREATE TABLE AS, an INSERT ... SELECT or a view carries the
 tables it reads along). A statement that failed there makes a setup failure of
 the queries that depend on it, and of no other: a query depends on the
 statements that wrote the tables it reads, and on what those read, transitively.
+
+A test file is untrusted input: its setup runs on a connection with file access
+off (`Engine.deny_file_access`: the engine's own switches), so it can read no
+file into a table and write none. A statement refused for that is said at its
+own line, whether or not a query depends on it.
 """
 
 from __future__ import annotations
@@ -16,10 +21,13 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from harness.core.errors import EngineError
+from harness.core.errors import EngineError, FileAccessDenied
 from harness.engines.base import Engine
-from harness.importers.statements import names_in
+from harness.importers.statements import first_word, names_in
 from harness.sql.tables import target_table
+
+# Why a statement of an imported file was refused, the same on every engine.
+FILE_ACCESS_OFF = "file access is off for imported files"
 
 
 class SetupFailed(Exception):
@@ -36,18 +44,34 @@ class Step:
 
 class Setup:
     def __init__(self, engine: Engine) -> None:
+        engine.deny_file_access()
         self.engine = engine
         self.steps: list[Step] = []
         self.created: set[str] = set()
 
-    def run(self, sql: str, line: int) -> None:
-        target = target_table(sql)
-        reads = frozenset((names_in(sql) & self.created) - {target})
+    def run(self, sql: str, line: int) -> str | None:
+        """Run a setup statement; why it was refused for reaching outside the database, or None."""
+        refused = None
         try:
             self.engine.run({}, sql)
             error = None
+        except FileAccessDenied as e:
+            error = refused = f"{FILE_ACCESS_OFF} ({self.engine.name}: {_first_line(e)})"
         except EngineError as e:
-            error = e.message.splitlines()[0] if e.message else type(e).__name__
+            error = _first_line(e)
+        self._add(sql, line, error)
+        return refused
+
+    def refuse(self, sql: str, line: int) -> str:
+        """A statement whose whole job lies outside the database (ATTACH, INSTALL,
+        LOAD, ...): not run; why."""
+        reason = f"{FILE_ACCESS_OFF} ({first_word(sql).upper()} is not run)"
+        self._add(sql, line, reason)
+        return reason
+
+    def _add(self, sql: str, line: int, error: str | None) -> None:
+        target = target_table(sql)
+        reads = frozenset((names_in(sql) & self.created) - {target})
         self.steps.append(Step(line, target, reads, error))
         if target is not None:
             self.created.add(target)
@@ -69,9 +93,13 @@ class Setup:
         try:
             return self.engine.run({}, f"SELECT * FROM {self.engine.dialect.quote(name)}")
         except EngineError as e:
-            raise SetupFailed(f"reading {name} back from {self.engine.name}: {e.message.splitlines()[0]}") from None
+            raise SetupFailed(f"reading {name} back from {self.engine.name}: {_first_line(e)}") from None
 
     def reset(self) -> None:
         """Forget the file's tables: the next file starts on an empty database."""
         self.engine.close()
         self.steps, self.created = [], set()
+
+
+def _first_line(error: EngineError) -> str:
+    return error.message.splitlines()[0] if error.message else type(error).__name__

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from harness.core.source_files import read_source
 from harness.importers.records import Answer, Record, Skip, SourceFile
 
 Line = tuple[int, str]  # (1-based line number in the file, text)
@@ -32,46 +33,73 @@ _GROUPS = {
 }
 # The loop iterations kept; more is a generated stress test, not a window query worth a case each.
 MAX_ITERATIONS = 100
+# The lines all loops of a file may expand to: nested loops multiply, and a file
+# of a few lines must not grow past what an import reads in seconds.
+MAX_EXPANDED_LINES = 100_000
 
 
 def read_slt(path: Path, origin: str, out_stem: Path, engine: str | None = None) -> SourceFile:
     source = SourceFile(path, origin, out_stem, engine or ENGINE_BY_SUFFIX.get(path.suffix, "duckdb"), "slt")
-    lines = list(enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1))
-    _Reader(source).read(_expand(lines, source.skipped))
+    lines = list(enumerate(read_source(path).splitlines(), start=1))
+    _Reader(source).read(_Loops(source.skipped).expand(lines))
     return source
 
 
 # -- loops ----------------------------------------------------------------------------------
 
 
-def _expand(lines: list[Line], skipped: list[Skip]) -> list[Line]:
-    """The lines with every loop block replaced by its iterations."""
-    out: list[Line] = []
-    i = 0
-    while i < len(lines):
-        no, text = lines[i]
-        words = text.split()
-        if not words or words[0] not in _LOOPS:
-            out.append(lines[i])
-            i += 1
-            continue
-        end = _endloop(lines, i)
+def substitute(text: str, name: str, value: str) -> str:
+    """A loop variable's value in a line of its body: the one place `${name}` is replaced."""
+    return text.replace("${" + name + "}", value)
+
+
+class _Loops:
+    """Every loop block replaced by its iterations, within bounds: the first
+    MAX_ITERATIONS of each loop, MAX_EXPANDED_LINES lines in all; what is left
+    out is a skipped record at the loop's line."""
+
+    def __init__(self, skipped: list[Skip]) -> None:
+        self.skipped = skipped
+        self.left = MAX_EXPANDED_LINES
+
+    def expand(self, lines: list[Line]) -> list[Line]:
+        out: list[Line] = []
+        i = 0
+        while i < len(lines):
+            words = lines[i][1].split()
+            if not words or words[0] not in _LOOPS:
+                out.append(lines[i])
+                i += 1
+                continue
+            end = _endloop(lines, i)
+            if end is None:  # the body would be the rest of the file, once per iteration
+                self.skipped.append(Skip(f"{words[0]} without its endloop: the rest of the file is not read",
+                                         lines[i][0]))
+                return out
+            out.extend(self._iterations(lines[i][0], words, lines[i + 1:end]))
+            i = end + 1
+        return out
+
+    def _iterations(self, no: int, words: list[str], body: list[Line]) -> list[Line]:
         values = _loop_values(words)
         if values is None:
-            skipped.append(Skip(f"{words[0]} over values it cannot list", no))
-        else:
-            if len(values) > MAX_ITERATIONS:
-                skipped.append(Skip(f"{words[0]} iterations past the first {MAX_ITERATIONS}", no))
-            for value in values[:MAX_ITERATIONS]:
-                body = [(n, t.replace("${" + words[1] + "}", value)) for n, t in lines[i + 1:end]]
-                out.extend(_expand(body, skipped))
-                out.append((end + 1, ""))  # a record never runs on into the next iteration
-        i = end + 1
-    return out
+            self.skipped.append(Skip(f"{words[0]} over values it cannot list", no))
+            return []
+        if len(values) > MAX_ITERATIONS:
+            self.skipped.append(Skip(f"{words[0]} iterations past the first {MAX_ITERATIONS}", no))
+        out: list[Line] = []
+        for value in values[:MAX_ITERATIONS]:
+            if len(body) + 1 > self.left:
+                self.skipped.append(Skip(f"{words[0]} iterations past {MAX_EXPANDED_LINES} expanded lines", no))
+                break
+            self.left -= len(body) + 1
+            out.extend(self.expand([(n, substitute(t, words[1], value)) for n, t in body]))
+            out.append((no, ""))  # a record never runs on into the next iteration
+        return out
 
 
-def _endloop(lines: list[Line], start: int) -> int:
-    """The index of the `endloop` closing the loop at `start` (the end of the file if none)."""
+def _endloop(lines: list[Line], start: int) -> int | None:
+    """The index of the `endloop` closing the loop at `start`; None if there is none."""
     depth = 0
     for i in range(start, len(lines)):
         head = lines[i][1].split()[:1]
@@ -81,15 +109,17 @@ def _endloop(lines: list[Line], start: int) -> int:
             depth -= 1
             if depth == 0:
                 return i
-    return len(lines)
+    return None
 
 
 def _loop_values(words: list[str]) -> list[str] | None:
+    """The values a loop takes, at most one past MAX_ITERATIONS (a `loop` to a
+    billion is not listed whole); None when they cannot be told."""
     if len(words) < 3:
         return None
     if words[0].endswith("loop"):
         try:
-            return [str(v) for v in range(int(words[2]), int(words[3]))]
+            return [str(v) for v in range(int(words[2]), int(words[3]))[:MAX_ITERATIONS + 1]]
         except (ValueError, IndexError):
             return None
     values: list[str] = []

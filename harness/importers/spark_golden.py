@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
+from harness.core.source_files import read_source
 from harness.importers.records import Answer, Record, Skip, SourceFile
 
 _MARK = re.compile(r"^-- !query(?: \d+)?(?: (schema|output|analysis))?$")
@@ -29,37 +31,85 @@ def results_file(sql: Path) -> Path:
     return Path(*parts).with_name(sql.name + ".out")
 
 
+@dataclass(frozen=True)
+class _Entry:
+    """One `-- !query` record of the results: its SQL, its sections by name, its line there."""
+
+    sql: str
+    sections: dict[str, list[str]]
+    line: int
+
+
 def read_spark_golden(path: Path, origin: str, out_stem: Path, engine: str | None = None) -> SourceFile:
     source = SourceFile(path, origin, out_stem, engine or "spark", "spark-golden")
     results = results_file(path)
     if not results.is_file():
         source.skipped.append(Skip(f"no golden results ({results.name} under results/)", 1))
         return source
-    inputs = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    inputs = read_source(path).splitlines()
+    text = read_source(results)
+    entries = _entries(text.splitlines())
+    short = _short(text, len(entries))
+    if entries and (_cut(entries[-1], text) or (short and not text.endswith("\n\n\n"))):
+        cut = entries.pop()
+        source.skipped.append(Skip("the golden results end inside this record (a truncated file): "
+                                   "it and the statements after it are not read", cut.line, str(results)))
+    elif short:  # cut right after a whole record
+        source.skipped.append(Skip(f"the golden results end after {len(entries)} of the {short} queries their "
+                                   "header counts (a truncated file)", text.count("\n") + 1, str(results)))
     found_at = 0
-    for sql, sections in _entries(results.read_text(encoding="utf-8", errors="replace").splitlines()):
-        line = _line_of(sql, inputs, found_at)
+    for entry in entries:
+        line = _line_of(entry.sql, inputs, found_at)
         found_at = line or found_at
-        source.records.append(Record(sql, line or found_at or 1, _answer(sections)))
+        source.records.append(Record(entry.sql, line or found_at or 1, _answer(entry.sections)))
     return source
 
 
-def _entries(lines: list[str]) -> list[tuple[str, dict[str, list[str]]]]:
-    """Each `-- !query` entry: its SQL and its sections (schema, output) by name."""
-    entries: list[tuple[str, dict[str, list[str]]]] = []
-    current: dict[str, list[str]] | None = None
+def _entries(lines: list[str]) -> list[_Entry]:
+    """Each `-- !query` entry, in order."""
+    entries: list[_Entry] = []
     section = ""
-    for line in lines:
+    for no, line in enumerate(lines, start=1):
         m = _MARK.match(line)
         if m and m[1] is None:
-            current, section = {"query": []}, "query"
-            entries.append(("", current))
-        elif m and current is not None:
+            section = "query"
+            entries.append(_Entry("", {section: []}, no))
+        elif m and entries:
             section = m[1]
-            current[section] = []
-        elif current is not None:
-            current[section].append(line)
-    return [("\n".join(s["query"]).strip(), s) for _, s in entries]
+            entries[-1].sections[section] = []
+        elif entries:
+            entries[-1].sections[section].append(line)
+    return [_Entry("\n".join(e.sections["query"]).strip(), e.sections, e.line) for e in entries]
+
+
+def _short(text: str, found: int) -> int:
+    """The queries the header (`-- Number of queries: N`, Spark 3.5 on) counts
+    when more than `found`, else 0."""
+    m = re.search(r"\A(?:--.*\n)*?-- Number of queries: (\d+)\n", text)
+    return int(m[1]) if m and int(m[1]) > found else 0
+
+
+def _cut(last: _Entry, text: str) -> bool:
+    """Whether the file ends inside its last record: mid-line, before the record's
+    schema or output, inside the schema or an error's JSON. (A cut right after
+    a whole row line looks like the record's end: only a header's count of the
+    queries tells, `_short`.)"""
+    schema = "".join(last.sections.get("schema", [])).strip()
+    output = last.sections.get("output")
+    if not text.endswith("\n") or output is None or not re.fullmatch(r"struct<.*>", schema, re.DOTALL):
+        return True
+    if schema == "struct<>" and output and _EXCEPTION.match(output[0].strip()):
+        body = "\n".join(output[1:]).strip()
+        return body.startswith("{") and not _parses(body)
+    return False
+
+
+def _parses(body: str) -> bool:
+    try:
+        json.loads(body)
+    except json.JSONDecodeError:
+        return False
+    return True
 
 
 def _line_of(sql: str, inputs: list[str], start: int) -> int:

@@ -18,12 +18,18 @@ class Kind(Enum):
     QUERY = "query"  # reads, changes nothing: a candidate window query
     SETUP = "setup"  # creates or changes a table
     SETTING = "setting"  # changes the session (SET, PRAGMA, RESET)
+    EXTERNAL = "external"  # reaches outside the database (ATTACH, INSTALL, LOAD, ...): never run
     OTHER = "other"  # everything else (transactions, EXPLAIN, ...): not imported, changes no table
 
 
 _QUERY_WORDS = {"select", "with", "values", "from", "(", "table"}
 _SETUP_WORDS = {"create", "insert", "update", "delete", "alter", "drop", "copy", "truncate", "replace"}
 _SETTING_WORDS = {"set", "pragma", "reset"}
+# Statements whose whole job is a file, a database or an extension outside the one
+# the setup runs in (DuckDB's and PostgreSQL's spellings; FORCE INSTALL too). Not
+# run even on a connection with file access off, which would refuse most of them:
+# refused by kind, the reason is the same on every engine.
+_EXTERNAL_WORDS = {"attach", "detach", "install", "force", "load", "import", "export"}
 
 
 def kind_of(sql: str) -> Kind:
@@ -32,6 +38,8 @@ def kind_of(sql: str) -> Kind:
         return Kind.QUERY
     if word in _SETUP_WORDS:
         return Kind.SETUP
+    if word in _EXTERNAL_WORDS:
+        return Kind.EXTERNAL
     return Kind.SETTING if word in _SETTING_WORDS else Kind.OTHER
 
 

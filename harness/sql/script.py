@@ -182,7 +182,9 @@ def _last_comment(gap: str, after_statement: bool) -> str:
 
 def strip_comments(sql: str) -> str:
     """The SQL with its comments blanked and its string literals emptied, so the
-    words left are keywords and names (what a statement's first words are read from)."""
+    words left are keywords and names (what a statement's first words are read
+    from). A quoted name ("..." or `...`) is kept whole: a `'` or `--` inside
+    it (`"it's"`) starts nothing."""
     out: list[str] = []
     i = 0
     while i < len(sql):
@@ -193,13 +195,21 @@ def strip_comments(sql: str) -> str:
             end = sql.find("*/", i + 2)
             i = len(sql) if end < 0 else end + 2
             out.append(" ")
-        elif sql[i] == "'":
-            end = sql.find("'", i + 1)
-            while end >= 0 and sql.startswith("''", end):
-                end = sql.find("'", end + 2)
-            i = len(sql) if end < 0 else end + 1
-            out.append("''")
+        elif sql[i] in "'\"`":
+            end = _closing_quote(sql, i)
+            out.append("''" if sql[i] == "'" else sql[i:end])
+            i = end
         else:
             out.append(sql[i])
             i += 1
     return "".join(out)
+
+
+def _closing_quote(sql: str, start: int) -> int:
+    """Just past the quote that closes the one at `start` (a doubled quote is one
+    character of the text); the end of the SQL when none does."""
+    quote = sql[start]
+    end = sql.find(quote, start + 1)
+    while end >= 0 and sql.startswith(quote * 2, end):
+        end = sql.find(quote, end + 2)
+    return len(sql) if end < 0 else end + 1

@@ -8,15 +8,26 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from harness.core.errors import EngineCrash, EngineError
+from harness.core.errors import EngineCrash, EngineError, FileAccessDenied
 from harness.engines.base import Engine
 from harness.engines.datafusion.dialect import DATAFUSION
+from harness.sql.script import strip_comments
 
 if TYPE_CHECKING:
     import datafusion
 
 _PREFIX = re.compile(r"^(DataFusion error: )+")
 
+
+
+# Untrusted SQL (`deny_file_access`): DataFusion has no switch that turns file
+# access off (its SQLOptions refuse all DDL or all DML, CREATE TABLE and INSERT
+# among them), and what reaches a file is CREATE EXTERNAL TABLE ... LOCATION and
+# COPY ... TO (no table function reads files; `FROM 'path'` only once
+# enable_url_table is called, which the adapter never does). So those are
+# refused by their words, outside strings and comments: conservative, a name
+# spelled `copy` is refused too.
+_FILE_WORDS = re.compile(r"\b(external|location|copy)\b", re.IGNORECASE)
 
 
 def error_message(error: BaseException) -> str:
@@ -77,6 +88,7 @@ class DataFusionEngine(Engine):
         self._memory_pool_bytes = memory_pool_bytes
         self._ctx: datafusion.SessionContext | None = None
         self._registered: dict[str, pa.Table] = {}
+        self._untrusted = False  # set by deny_file_access
         self._version: str | None = None
         self._probed: dict[str, str] = {"results": "to_arrow_table()"}
         # The release's own features and semantics: judged by what it supports.
@@ -126,7 +138,13 @@ class DataFusionEngine(Engine):
                 ctx.register_record_batches(quoted(name), [batches(table)])
                 self._registered[name] = table
 
+    def deny_file_access(self) -> None:
+        self._untrusted = True
+
     def run(self, tables: Mapping[str, pa.Table], sql: str) -> pa.Table:
+        if self._untrusted and (word := _FILE_WORDS.search(strip_comments(sql))):
+            raise FileAccessDenied(self.name, f"a statement naming {word[0].upper()} may read or write "
+                                   "files (CREATE EXTERNAL TABLE, COPY): not run")
         self._register(self._context(), tables)
         return self._collect(sql)
 

@@ -7,12 +7,20 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from harness.core.errors import EngineError
+from harness.core.errors import EngineError, FileAccessDenied
 from harness.engines.base import Engine
 from harness.engines.duckdb.dialect import DUCKDB
 
 if TYPE_CHECKING:
     import duckdb
+
+# Untrusted SQL (`deny_file_access`): DuckDB's own switch turns off every file system
+# operation (COPY, read_csv and the other readers, ATTACH, INSTALL, EXPORT, stored
+# secrets) and extension loading; the lock stops the SQL from setting it back (or
+# setting any other option, a profiling output path included).
+NO_FILE_ACCESS = {"enable_external_access": "false", "autoinstall_known_extensions": "false",
+                  "autoload_known_extensions": "false", "lock_configuration": "true"}
+
 
 def error_message(error: BaseException) -> str:
     """A DuckDB error whole: its first line ('Binder Error: ...') and what follows
@@ -62,6 +70,10 @@ class DuckDBEngine(Engine):
                 con.register(name, table)
                 self._registered[name] = table
 
+    def deny_file_access(self) -> None:
+        self.close()  # the options apply from the next connection on
+        self._config.update(NO_FILE_ACCESS)
+
     def run(self, tables: Mapping[str, pa.Table], sql: str) -> pa.Table:
         con = self._connection()
         self._register(con, tables)
@@ -72,6 +84,8 @@ class DuckDBEngine(Engine):
             if isinstance(e, (self._duckdb.FatalException, self._duckdb.InternalException)):
                 # DuckDB invalidates the database after these; start afresh.
                 self.close()
+            if isinstance(e, getattr(self._duckdb, "PermissionException", ())):
+                raise FileAccessDenied(self.name, error_message(e)) from e
             raise EngineError(self.name, error_message(e)) from e
 
     def close(self) -> None:

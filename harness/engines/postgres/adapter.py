@@ -53,6 +53,7 @@ from harness.core.errors import (
     EngineError,
     EngineTimeout,
     EngineUnavailable,
+    FileAccessDenied,
     InvalidInput,
     Unsupported,
 )
@@ -71,6 +72,7 @@ if TYPE_CHECKING:
     import psycopg
 
     from harness.engines.postgres.local import LocalPostgres
+    from harness.engines.postgres.untrusted import UntrustedRole
 
 ENV_DSN = "WINDOW_HARNESS_POSTGRES_DSN"
 NO_SERVER = ("no server: pass --postgres-dsn DSN, set WINDOW_HARNESS_POSTGRES_DSN, or "
@@ -150,6 +152,8 @@ class PostgresEngine(Engine):
         self._schema = f"wh_{os.getpid()}_{secrets.token_hex(4)}"
         self._loaded: dict[str, pa.Table] = {}
         self._version: str | None = None
+        self._untrusted: UntrustedRole | None = None  # set by deny_file_access
+        self._admin: psycopg.Connection | None = None  # the DSN's user's, beside an untrusted role's
 
     # -- lifecycle ----------------------------------------------------------------
 
@@ -162,11 +166,17 @@ class PostgresEngine(Engine):
             self._version = str(text).split()[0]  # '15.18 (Debian 15.18-0+deb12u1)'
         return self._version
 
+    def deny_file_access(self) -> None:
+        from harness.engines.postgres.untrusted import UntrustedRole
+
+        self.close()
+        self._untrusted = UntrustedRole(f"{self._schema}_untrusted")
+
     def _connection(self) -> psycopg.Connection:
         if self._con is None or self._con.closed:
             dsn = self._dsn or self._start_server()
             try:
-                self._con = self._connect(dsn)
+                self._con = self._connect(dsn) if self._untrusted is None else self._connect_untrusted(dsn)
             except EngineUnavailable as e:
                 if self._connected:  # it answered before: the server went away
                     raise EngineCrash(self.name, str(e)) from e
@@ -183,20 +193,41 @@ class PostgresEngine(Engine):
         self._server.start()
         return self._server.dsn
 
-    def _connect(self, dsn: str) -> psycopg.Connection:
+    def _connect(self, dsn: str, make_schema: bool = True, as_whom: str = "") -> psycopg.Connection:
         try:
             con = self._psycopg.connect(dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
         except self._psycopg.Error as e:
-            raise EngineUnavailable(self.name, f"cannot connect to {where(dsn)}: {error_message(e)}") from None
+            raise EngineUnavailable(self.name, f"cannot connect to {where(dsn)}{as_whom}: "
+                                    f"{error_message(e)}") from None
         try:
-            self._prepare_session(con)
+            self._prepare_session(con, make_schema)
         except self._psycopg.Error as e:
             con.close()
-            raise EngineUnavailable(self.name, f"cannot prepare a session on {where(dsn)} "
+            raise EngineUnavailable(self.name, f"cannot prepare a session on {where(dsn)}{as_whom} "
                                     f"(settings, schema {self._schema}): {error_message(e)}") from None
         return con
 
-    def _prepare_session(self, con: psycopg.Connection) -> None:
+    def _connect_untrusted(self, dsn: str) -> psycopg.Connection:
+        """A connection for untrusted SQL (`untrusted.py`): the DSN's own when its
+        user touches no server file, else one as the adapter's untrusted role, in
+        the schema the DSN's user made (that connection kept to drop both)."""
+        assert self._untrusted is not None
+        admin = self._connect(dsn)
+        try:
+            login = self._untrusted.login(admin, dsn, self.dialect.quote(self._schema))
+        except self._psycopg.Error as e:
+            admin.close()
+            raise EngineUnavailable(self.name, f"cannot make a role without file access on {where(dsn)} "
+                                    f"for untrusted SQL: {error_message(e)}") from None
+        if login is None:
+            return admin
+        if self._admin is not None:
+            self._admin.close()
+        self._admin = admin  # kept first: `close` drops the role even if the login fails
+        return self._connect(login, make_schema=False,
+                             as_whom=f" as {self._untrusted.name}, the role made for untrusted SQL")
+
+    def _prepare_session(self, con: psycopg.Connection, make_schema: bool = True) -> None:
         con.adapters.register_loader("interval", _interval_fields())
         for setting, value in _SESSION.items():
             con.execute(f"SELECT set_config('{setting}', %s, false)", (value,))
@@ -205,16 +236,24 @@ class PostgresEngine(Engine):
             with contextlib.suppress(self._psycopg.Error):
                 con.execute(f"SELECT set_config('{setting}', %s, false)", (value,))
         schema = self.dialect.quote(self._schema)
-        con.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-        con.execute(f"CREATE SCHEMA {schema}")
+        if make_schema:
+            con.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+            con.execute(f"CREATE SCHEMA {schema}")
         con.execute(f"SET search_path TO {schema}")
 
     def close(self) -> None:
         con, self._con = self._con, None
+        admin, self._admin = self._admin, None
         self._loaded = {}
+        if admin is not None:
+            if con is not None:
+                con.close()  # the untrusted role's: the schema is the DSN's user's to drop
+            con = admin
         if con is not None and not con.closed:
             with contextlib.suppress(self._psycopg.Error):
                 con.execute(f"DROP SCHEMA IF EXISTS {self.dialect.quote(self._schema)} CASCADE")
+            if self._untrusted is not None:
+                self._untrusted.drop(con, self._psycopg.Error)
             con.close()
         if self._server is not None:
             self._server.stop()
@@ -242,6 +281,8 @@ class PostgresEngine(Engine):
             return EngineCrash(self.name, f"lost the connection: {message}")
         if isinstance(error, self._psycopg.errors.QueryCanceled):  # the server's statement_timeout
             return EngineTimeout(self.name, message)
+        if self._untrusted is not None and isinstance(error, self._psycopg.errors.InsufficientPrivilege):
+            return FileAccessDenied(self.name, message)  # what the role without file access may not do
         return EngineError(self.name, message)
 
     # -- loading --------------------------------------------------------------------------

@@ -22,7 +22,13 @@ from collections.abc import Mapping, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from harness.core.errors import EngineError, EngineTimeout, InvalidInput, Unsupported
+from harness.core.errors import (
+    EngineError,
+    EngineTimeout,
+    FileAccessDenied,
+    InvalidInput,
+    Unsupported,
+)
 from harness.core.types import TypeKind, from_arrow
 from harness.engines.base import Engine, reload_tables
 from harness.engines.sqlite.dialect import NAN_DATA, OTHER_DATA, SQLITE, UNREPRESENTABLE_DATA
@@ -87,6 +93,27 @@ QUERY_SECONDS = 30.0
 PROGRESS_STEPS = 100_000
 
 
+# What untrusted SQL may not do (`deny_file_access`): ATTACH opens or creates a
+# file, and so does VACUUM INTO (which attaches its target). Python's sqlite3
+# loads no extension unless asked (enable_load_extension), and the CLI's
+# readfile/writefile are not in the library.
+_FILE_ACTIONS = {sqlite3.SQLITE_ATTACH: "ATTACH", sqlite3.SQLITE_DETACH: "DETACH"}
+
+
+class _FileGuard:
+    """SQLite's authorizer for untrusted SQL: denies the file actions and
+    remembers the last one denied, so the error can say why."""
+
+    def __init__(self) -> None:
+        self.denied: str | None = None
+
+    def __call__(self, action: int, *_: object) -> int:
+        if action in _FILE_ACTIONS:
+            self.denied = _FILE_ACTIONS[action]
+            return sqlite3.SQLITE_DENY
+        return sqlite3.SQLITE_OK
+
+
 class SQLiteEngine(Engine):
     name = "sqlite"
     product = "SQLite"
@@ -96,6 +123,7 @@ class SQLiteEngine(Engine):
     def __init__(self) -> None:
         self._con: sqlite3.Connection | None = None
         self._loaded: dict[str, pa.Table] = {}
+        self._guard: _FileGuard | None = None  # set by deny_file_access
         self.dialect = SQLITE.at(sqlite3.sqlite_version)  # the library this Python links
 
     def start(self) -> None:
@@ -109,7 +137,14 @@ class SQLiteEngine(Engine):
             # Autocommit: loading opens its own transaction; queries need none.
             self._con = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
             self._loaded = {}
+            if self._guard is not None:
+                self._con.set_authorizer(self._guard)
+                self._con.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
         return self._con
+
+    def deny_file_access(self) -> None:
+        self.close()
+        self._guard = _FileGuard()
 
     def run(self, tables: Mapping[str, pa.Table], sql: str) -> pa.Table:
         check_representable(tables)
@@ -119,6 +154,8 @@ class SQLiteEngine(Engine):
         # runs away (3.40 loops on `ROWS BETWEEN 1 FOLLOWING AND 9223372036854775807
         # FOLLOWING`), where the other engines' workers are killed from outside.
         con.set_progress_handler(lambda: time.monotonic() > deadline, PROGRESS_STEPS)
+        if self._guard is not None:
+            self._guard.denied = None
         try:
             self._load(con, tables)
             cursor = con.execute(sql)
@@ -126,6 +163,8 @@ class SQLiteEngine(Engine):
         except (sqlite3.Error, sqlite3.Warning) as e:
             if isinstance(e, sqlite3.OperationalError) and time.monotonic() > deadline:
                 raise EngineTimeout(self.name, f"did not answer within {QUERY_SECONDS:g} s; interrupted") from e
+            if self._guard is not None and self._guard.denied:
+                raise FileAccessDenied(self.name, f"{self._guard.denied}: {error_message(e)}") from e
             raise EngineError(self.name, error_message(e)) from e
         finally:
             con.set_progress_handler(None, PROGRESS_STEPS)
