@@ -140,14 +140,16 @@ def finding_record(finding: dict | None, engine: str) -> dict | None:
     return finding if finding.get("engine") == engine else None
 
 
-def table_statements(case: Case, dialect: Dialect, insert_rows: bool = True) -> list[str]:
+def table_statements(case: Case, dialect: Dialect, insert_rows: bool = True,
+                     line_breaks: bool = False) -> list[str]:
     """The case's tables in `dialect`: CREATE TABLE, then INSERT (`insert_rows`)
-    or CREATE TABLE ... AS VALUES; no semicolons."""
+    or CREATE TABLE ... AS VALUES; no semicolons. `line_breaks`: a string value
+    may hold one (a script for a client; a test file's record cannot)."""
     out = []
     for schema in case.schemas:
         name = dialect.quote(schema.name)
         columns = ", ".join(f"{dialect.quote(c.name)} {dialect.declared_type(c.type)}" for c in schema.columns)
-        rows = ["  (" + ", ".join(values) + ")" for values in literal_rows(case, schema, dialect)]
+        rows = ["  (" + ", ".join(values) + ")" for values in literal_rows(case, schema, dialect, line_breaks)]
         create = f"CREATE TABLE {name} ({columns})"
         if not rows:
             out.append(create)
@@ -158,14 +160,16 @@ def table_statements(case: Case, dialect: Dialect, insert_rows: bool = True) -> 
     return out
 
 
-def literal_rows(case: Case, schema: TableSchema, dialect: Dialect) -> list[list[str]]:
+def literal_rows(case: Case, schema: TableSchema, dialect: Dialect,
+                 line_breaks: bool = False) -> list[list[str]]:
     """Each row of the table `schema` names, as literals of `dialect`."""
-    return [[_literal(v, c.type, dialect, case) for v, c in zip(row.values(), schema.columns, strict=True)]
+    return [[_literal(v, c.type, dialect, case, line_breaks)
+             for v, c in zip(row.values(), schema.columns, strict=True)]
             for row in case.tables[schema.name].to_pylist()]
 
 
-def _literal(v: object, t, dialect: Dialect, case: Case) -> str:
-    if isinstance(v, str) and ("\n" in v or "\r" in v):
+def _literal(v: object, t, dialect: Dialect, case: Case, line_breaks: bool) -> str:
+    if not line_breaks and isinstance(v, str) and ("\n" in v or "\r" in v):
         raise InvalidInput("a string holding a line break cannot go into a test file",
                            case_location(case))
     if isinstance(v, int) and not isinstance(v, bool):
