@@ -166,6 +166,14 @@ def test_a_value_with_a_line_break_is_exported_and_its_reproduction_runs(tmp_pat
     assert any("\n" in v for row in rows for v in row if isinstance(v, str))
 
 
+def test_a_value_with_a_carriage_return_is_refused_by_name(tmp_path: Path, capsys) -> None:
+    # Markdown reads CR as a line break: pasted, the script would insert another value.
+    path = write(tmp_path, NEWLINE_CASE.replace("\\nd", "\\rd"))
+    assert main(["export", str(path), "--to", "issue", "--engine", "duckdb"]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and "carriage return" in err and "Traceback" not in err
+
+
 def test_engine_messages_quoting_markup_render_as_text(tmp_path: Path, engines) -> None:
     path = write(tmp_path, ERROR_CASE)
     issue = build_issue(load_one(str(path)), engines.get("sqlite"),
