@@ -17,10 +17,12 @@ from pathlib import Path
 
 import duckdb
 import pytest
+import yaml
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from harness.cli.main import main
+from harness.core.errors import InvalidInput
 from harness.core.text import printable
 from harness.findings.export import FORMATS, export_case
 from harness.findings.issue import build_issue
@@ -204,3 +206,25 @@ def test_a_line_separator_in_a_description_or_file_name_starts_no_record(tmp_pat
     # the tables' statements and the query (for slt, then its DROP TABLE): no `statement error`
     assert len(records) == (3 if fmt == "slt" else 4)
     assert not [r for r in records if r.sql.strip() == "SELECT 1" or (r.answer and r.answer.error is not None)]
+
+
+@pytest.mark.parametrize("fmt", ["slt", "duckdb-test"])
+@pytest.mark.parametrize(("column", "literal"), [('"a\n\nb"', "'z'"), ("s", "'z\n\nw'")])
+def test_a_line_break_in_a_name_or_literal_of_the_query_is_refused_for_a_test_file(
+        tmp_path: Path, engines, fmt: str, column: str, literal: str) -> None:
+    """A blank line ends a record: the export dropped it, and the test then ran
+    another query than the case's. The bug report carries it, as pasted."""
+    sql = (f"SELECT id, s AS {column}, max(v) OVER (ORDER BY k ASC NULLS LAST RANGE BETWEEN "
+           f"UNBOUNDED PRECEDING AND 0 PRECEDING) AS m FROM t WHERE s <> {literal}")
+    case_file = write(tmp_path, yaml.safe_dump({
+        "description": "a line break inside the query (DuckDB's RANGE ... 0 PRECEDING bug)",
+        "tables": {"t": {"columns": {"id": "bigint", "k": "bigint", "v": "bigint", "s": "varchar"},
+                         "rows": [[1, 1, -1, "x"], [2, 1, 0, "y"]]}},
+        "sql": sql,
+        "expected": {"columns": ["id", column.strip('"'), "m"], "rows": [[1, "x", 0], [2, "y", 0]]},
+    }, sort_keys=False))
+    case = load_one(str(case_file))
+    with pytest.raises(InvalidInput, match="holds a line break"):
+        export_case(case, FORMATS[fmt], source=str(case_file))
+    markdown = to_markdown(build_issue(case, engines.get("duckdb"), source=str(case_file)))
+    assert f"{column}, max(v)" in next(t.content for t in tokens(markdown) if t.info == "sql")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from harness.cases.case import Case
 from harness.core.dialect import Dialect
 from harness.core.errors import InvalidInput, Unsupported
-from harness.core.model import Literal, TableSchema
+from harness.core.model import Literal, TableSchema, walk
 from harness.findings.export_expect import Expectation, case_location, expectation, loose
 from harness.findings.export_formats import TestFormat, comment
 from harness.findings.replay import replay_command
@@ -39,6 +39,10 @@ def export_case(case: Case, fmt: TestFormat, source: str | None = None, file_nam
     except Unsupported as e:
         raise InvalidInput(f"{fmt.engine} cannot express this query ({e.feature})",
                            case_location(case)) from None
+    broken = _line_broken_text(case)
+    if broken is not None:
+        raise InvalidInput(f"the name or string {broken!r} holds a line break, which a test file's "
+                           "record cannot carry (a blank line would end it)", case_location(case))
     expected = expectation(case, dialect.semantics)
     if expected.ambiguous and not allow_ambiguous:
         raise InvalidInput(f"no single expected answer: {expected.ambiguous} "
@@ -52,6 +56,16 @@ def export_case(case: Case, fmt: TestFormat, source: str | None = None, file_nam
         for schema in case.schemas:
             lines += ["", "statement ok", f"DROP TABLE {dialect.quote(schema.name)};"]
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _line_broken_text(case: Case) -> str | None:
+    """A table or column name, or a name or string literal of the query, that
+    holds a line break (the rows' values are checked as they are written)."""
+    names = [n for schema in case.schemas for n in (schema.name, *(c.name for c in schema.columns))]
+    for node in walk(case.query):
+        fields = getattr(node, "__dataclass_fields__", {})
+        names += [node] if isinstance(node, str) else [getattr(node, f) for f in fields]
+    return next((n for n in names if isinstance(n, str) and ("\n" in n or "\r" in n)), None)
 
 
 def _one_record(sql: str) -> str:
