@@ -59,7 +59,8 @@ def _shown(text: str) -> str:
 def test_inline_renders_as_the_text(text: str) -> None:
     leaves = _inline_tokens("# " + inline(text))
     assert {t.type for t in leaves} <= {"text"}
-    assert "".join(t.content for t in leaves) == _shown(text).strip(" \t")
+    # A heading drops the white space at its edges (markdown-it: any Unicode space).
+    assert "".join(t.content for t in leaves) == _shown(text).strip()
 
 
 @settings(max_examples=examples(300), deadline=None)

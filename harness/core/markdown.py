@@ -61,15 +61,17 @@ def _escape_start(m: re.Match[str]) -> str:
 
 
 def cell(text: str) -> str:
-    """A table cell that renders as `text`: a `|` cannot end it, and the spaces
-    at its edges (which a table trims) are written as character references."""
+    """A table cell that renders as `text`: a `|` cannot end it, and the white
+    space at its edges (which a table trims) is written as character references."""
     escaped = inline(text)
-    core = escaped.strip(" ")
-    if not core:
-        return "&#32;" * len(escaped)
-    head = len(escaped) - len(escaped.lstrip(" "))
-    tail = len(escaped) - len(escaped.rstrip(" "))
-    return "&#32;" * head + core + "&#32;" * tail
+    core = escaped.strip()
+    head = len(escaped) - len(escaped.lstrip())
+    tail = len(escaped) - len(escaped.rstrip()) if core else 0
+    return _references(escaped[:head]) + core + _references(escaped[len(escaped) - tail:])
+
+
+def _references(spaces: str) -> str:
+    return "".join(f"&#{ord(c)};" for c in spaces)
 
 
 def code(text: str) -> str:
