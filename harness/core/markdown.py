@@ -33,7 +33,7 @@ _ALWAYS = re.compile(r"[\\`*\[\]<>&|~#$]")
 _AUTOLINK = re.compile(r":(?=//)|(?<=www)\.", re.IGNORECASE)
 # An underscore run opens or closes emphasis unless a letter or digit is on
 # both sides of it (CommonMark's flanking rules): `row_number` stays as it is.
-_UNDERSCORES = re.compile(r"(?<![^\W_])_+|_+(?![^\W_])")
+_UNDERSCORES = re.compile(r"_+")
 # What starts a block when it begins a line: a list item (`-`, `+`, `1.`,
 # `1)`), a setext heading's underline (`===`, `---`); the rest is in _ALWAYS.
 _LINE_START = re.compile(r"^([-+=])|^(\d+)([.)])")
@@ -44,7 +44,13 @@ def inline(text: str) -> str:
     text = printable(text, keep="")
     text = _ALWAYS.sub(lambda m: "\\" + m.group(), text)
     text = _AUTOLINK.sub(lambda m: "\\" + m.group(), text)
-    return _UNDERSCORES.sub(lambda m: "\\_" * len(m.group()), text)
+    return _UNDERSCORES.sub(_escape_underscores, text)
+
+
+def _escape_underscores(m: re.Match[str]) -> str:
+    before, after = m.string[m.start() - 1:m.start()], m.string[m.end():m.end() + 1]
+    inert = before.isalnum() and after.isalnum()
+    return m.group() if inert else "\\_" * len(m.group())
 
 
 def paragraph(text: str) -> str:
