@@ -77,6 +77,41 @@ def test_a_malformed_entry_names_the_file_entry_and_field(tmp_path, fields, wher
     assert str(path) in text and where in text and message in text, text
 
 
+@pytest.mark.parametrize(("match", "field", "message"), [
+    ({"error": ""}, "error", "matches any message"),
+    ({"error": ".*"}, "error", "matches any message"),
+    ({"error": "."}, "error", "matches any message"),
+    ({"error": "x|"}, "error", "matches any message"),
+    ({"error": "(?i)error|.?", "function": "ntile"}, "error", "matches any message"),
+    ({"case": "*"}, "case", "matches every case"),
+    ({"case": ["edge/x", "?*"]}, "case", "matches every case"),
+    ({"case": "fuzz/*"}, "case", "every fuzz case of a gate"),
+    ({"case": "generated/*"}, "case", "every generated case"),
+    ({"case": "*/*"}, "case", "every fuzz case of a gate"),
+    ({"case": "[a-e]*/*"}, "case", "of the corpus's"),
+    ({"case": "functions/*"}, "case", "of the corpus's"),
+    ({"case": ["edge/*", "frames/*"]}, "case", "of the corpus's"),
+    ({"frame": ["rows", "range", "groups", "default"]}, "frame", "every frame mode"),
+    ({"feature": "*"}, "feature", "most of the known features"),
+    ({"feature": ["window.filter", "*.*"]}, "feature", "most of the known features"),
+])
+def test_an_entry_that_matches_nearly_everything_is_refused(tmp_path, match, field, message):
+    path = _write(tmp_path, [_entry(), _entry(id="broad", match={**match, "verdict": "mismatch"})])
+    with pytest.raises(InvalidInput) as raised:
+        load_baseline(path)
+    text = str(raised.value)
+    assert f"{path}: entries[1].match.{field}" in text and "too broad" in text and message in text, text
+
+
+@pytest.mark.parametrize("match", [
+    {"error": "^$"}, {"error": "engine nan, expected"}, {"case": "edge/*"},
+    {"case": "functions/*_disc*"}, {"case": "fuzz/0/3"}, {"frame": ["rows", "range"]},
+    {"feature": "window.*"},
+])
+def test_a_narrow_entry_is_not_refused(tmp_path, match):
+    assert _one(tmp_path, match={**match, "verdict": "mismatch"}).match
+
+
 def test_duplicate_ids_are_refused(tmp_path):
     path = _write(tmp_path, [_entry(), _entry()])
     with pytest.raises(InvalidInput, match=r"entries\[1\]\.id.*duplicate id 'x'"):
@@ -187,7 +222,7 @@ def test_error_patterns_read_the_engines_words(tmp_path):
 
 
 def test_campaign_verdicts_match_by_class(tmp_path):
-    entry = _one(tmp_path, match={"case": "fuzz/*", "verdict": "profiles-disagree"})
+    entry = _one(tmp_path, match={"case": "fuzz/0/3", "verdict": "profiles-disagree"})
     assert entry.explains(Observation("fuzz/0/3", "duckdb", "profiles-disagree-values"))
     assert not entry.explains(Observation("fuzz/0/3", "duckdb", "mismatch"))
 

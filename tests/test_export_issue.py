@@ -20,7 +20,12 @@ import pytest
 from harness.cli.main import main
 from harness.core.errors import InvalidInput
 from harness.findings.issue import build_issue
-from harness.findings.issue_text import ACTUAL_HEADING, REPRODUCTION_HEADING, to_markdown
+from harness.findings.issue_text import (
+    ACTUAL_HEADING,
+    DERIVATION_HEADING,
+    REPRODUCTION_HEADING,
+    to_markdown,
+)
 from harness.findings.replay import load_one
 from harness.findings.show import show
 
@@ -164,7 +169,7 @@ def test_reproduction_runs_as_pasted_and_prints_the_actual_output(name: str, eng
     title = markdown.splitlines()[0]
     assert title.startswith(f"# {engine.product} {engine.version()}: ") and " OVER (" in title
     assert ("## Why the expected value" in markdown) and ("## Expected output" in markdown)
-    assert ("<details>" in markdown) == one_cell
+    assert (DERIVATION_HEADING in markdown) == one_cell
     assert (("```\n# name: test/sql/window/" in markdown) == (name == "duckdb")
             and ("# Licensed to the Apache" in markdown) == (name == "datafusion"))
 

@@ -282,3 +282,21 @@ def test_a_reference_outvoted_by_a_known_overflow_of_every_engine_is_explained(t
     assert explained("engine nan, expected 1.0010415475915505e+154") == "every-engine-variance-intermediate-overflow"
     assert explained("engine inf, expected 1.0010415475915505e+154") == "every-engine-variance-intermediate-overflow"
     assert explained("engine 3.0, expected 1.0010415475915505e+154") is None
+
+
+@pytest.mark.parametrize("match", [{"error": ""}, {"error": ".*"}, {"case": "*"}])
+def test_an_entry_that_matches_everything_cannot_hide_a_planted_bug(tmp_path, capsys, match):
+    """The three broad forms of issue 33 each explained the planted ntile bug of
+    `duckdb~ntile` (the gate passed); now the baseline is refused (exit 2,
+    naming the file and entry), and the repository's own finds the bug."""
+    path = tmp_path / "broad.yaml"
+    path.write_text(yaml.safe_dump({"entries": [
+        {"id": "everything", "engine": "duckdb", "kind": "by-design", "reason": "hides it all",
+         "match": {**match, "verdict": ["mismatch", "error"]}}]}), encoding="utf-8")
+    args = ["--engines", "reference,duckdb~ntile", "--corpus", str(ROOT / "cases" / "ranking"),
+            "--budget-seconds", "0"]
+    assert main(_gate(tmp_path, *args, "--baseline", str(path))) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: entries[0].match." in err and "too broad" in err
+    assert main(_gate(tmp_path, *args)) == 1
+    assert "duckdb~ntile" in capsys.readouterr().out

@@ -251,3 +251,48 @@ def test_throughput_bins_cases_over_the_recorded_times() -> None:
     assert len(points) == 40 and all(abs(y - 2.0) < 1e-6 for _, y in points)
     assert len(throughput(times[:101])) == 5  # 20 cases to a bin
     assert throughput([1.0]) == [] and throughput([]) == []
+
+
+class _Comments(Page):
+    def __init__(self, text: str) -> None:
+        self.comments: list[str] = []
+        super().__init__(text)
+
+    def handle_comment(self, data: str) -> None:
+        self.comments.append(data)
+
+
+def test_descriptions_names_messages_and_versions_render_as_text(tmp_path: Path) -> None:
+    """The hostile bug-report case (tests/test_export_hostile.py: markup in the
+    table and column names and values) as a run, its results directory then
+    given hostile engine messages and versions (a directory `report` reads may
+    come from anyone): all of it arrives as text, with no element or comment."""
+    import json
+
+    import yaml
+    from test_export_hostile import HOSTILE_CASE, IMG
+
+    case = tmp_path / "h<!--x.yaml"
+    case.write_text(HOSTILE_CASE.split("finding:")[0], encoding="utf-8")
+    out = tmp_path / "run"
+    assert main(["run", str(case), "--engines", "reference,duckdb", "--out", str(out)]) == 1
+    doc = json.loads((out / "run.json").read_text())
+    message = f"Binder Error: <script>alert(7)</script> <!-- {IMG}"
+    doc["engines"]["duckdb"] = f"2.0.1 {IMG}"
+    for result in doc["results"]:
+        result.update(detail=message, facts={**result["facts"], "message": message})
+    (out / "run.json").write_text(json.dumps(doc), encoding="utf-8")
+    for path in (out / "findings").glob("*.yaml"):
+        found = yaml.safe_load(path.read_text(encoding="utf-8"))
+        found["finding"]["detail"] = message
+        found["finding"]["engines"]["duckdb"].update(detail=message, version=f"2.0.1 {IMG}")
+        path.write_text(yaml.safe_dump(found), encoding="utf-8")
+    report = tmp_path / "r.html"
+    assert main(["report", str(out), "--out", str(report)]) == 0
+    text = report.read_text(encoding="utf-8")
+    page = _Comments(text)
+    assert page.scripts == 1 and not page.find("img") and not page.comments
+    shown = page.all_text
+    # (the page shows no case description)
+    for hostile in (IMG, "table t<b>", "m<!--", message, f"2.0.1 {IMG}"):
+        assert hostile in shown, hostile

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from harness.baseline.breadth import refuse_broad
 from harness.cases.case import Case
 from harness.cases.features import FEATURES, ExprFeatures, expression_features
 from harness.cases.yamldoc import read_yaml
@@ -356,6 +357,7 @@ def _matcher(raw: object, where: str) -> Matcher:
             error = re.compile(raw["error"])
         except re.error as e:
             raise InvalidInput(f"not a regular expression: {e}", f"{where}.error") from None
+    refuse_broad(values["case"], values["frame"], values["feature"], error, FRAMES, _known_features(), where)
     matcher = Matcher(values["verdict"], values["case"], values["function"], values["frame"],
                       values["feature"], error)
     if not (matcher.case or matcher.function or matcher.frame or matcher.feature or matcher.error):

@@ -19,8 +19,9 @@ from collections.abc import Iterable
 # sequences start with ESC or CSI), the bidirectional overrides and isolates
 # (they reorder what the reader sees), lone surrogates (a file name's undecodable
 # bytes under surrogateescape; no encoder writes them) and the two non-characters
-# XML forbids.
-_HIDDEN = ("\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+# XML forbids; and the line and paragraph separators, at which Python's
+# `splitlines` (our importers' reading of a test file) starts a new line.
+_HIDDEN = ("\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
            "\ud800-\udfff\ufffe\uffff")
 
 

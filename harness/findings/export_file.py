@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from harness.cases.case import Case
 from harness.core.dialect import Dialect
 from harness.core.errors import InvalidInput, Unsupported
-from harness.core.model import Literal, TableSchema
+from harness.core.model import Literal, TableSchema, walk
 from harness.findings.export_expect import Expectation, case_location, expectation, loose
 from harness.findings.export_formats import TestFormat, comment
 from harness.findings.replay import replay_command
@@ -39,6 +39,10 @@ def export_case(case: Case, fmt: TestFormat, source: str | None = None, file_nam
     except Unsupported as e:
         raise InvalidInput(f"{fmt.engine} cannot express this query ({e.feature})",
                            case_location(case)) from None
+    broken = _line_broken_text(case)
+    if broken is not None:
+        raise InvalidInput(f"the name or string {broken!r} holds a line break, which a test file's "
+                           "record cannot carry (a blank line would end it)", case_location(case))
     expected = expectation(case, dialect.semantics)
     if expected.ambiguous and not allow_ambiguous:
         raise InvalidInput(f"no single expected answer: {expected.ambiguous} "
@@ -52,6 +56,16 @@ def export_case(case: Case, fmt: TestFormat, source: str | None = None, file_nam
         for schema in case.schemas:
             lines += ["", "statement ok", f"DROP TABLE {dialect.quote(schema.name)};"]
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _line_broken_text(case: Case) -> str | None:
+    """A table or column name, or a name or string literal of the query, that
+    holds a line break (the rows' values are checked as they are written)."""
+    names = [n for schema in case.schemas for n in (schema.name, *(c.name for c in schema.columns))]
+    for node in walk(case.query):
+        fields = getattr(node, "__dataclass_fields__", {})
+        names += [node] if isinstance(node, str) else [getattr(node, f) for f in fields]
+    return next((n for n in names if isinstance(n, str) and ("\n" in n or "\r" in n)), None)
 
 
 def _one_record(sql: str) -> str:
@@ -140,14 +154,16 @@ def finding_record(finding: dict | None, engine: str) -> dict | None:
     return finding if finding.get("engine") == engine else None
 
 
-def table_statements(case: Case, dialect: Dialect, insert_rows: bool = True) -> list[str]:
+def table_statements(case: Case, dialect: Dialect, insert_rows: bool = True,
+                     line_breaks: bool = False) -> list[str]:
     """The case's tables in `dialect`: CREATE TABLE, then INSERT (`insert_rows`)
-    or CREATE TABLE ... AS VALUES; no semicolons."""
+    or CREATE TABLE ... AS VALUES; no semicolons. `line_breaks`: a string value
+    may hold one (a script for a client; a test file's record cannot)."""
     out = []
     for schema in case.schemas:
         name = dialect.quote(schema.name)
         columns = ", ".join(f"{dialect.quote(c.name)} {dialect.declared_type(c.type)}" for c in schema.columns)
-        rows = ["  (" + ", ".join(values) + ")" for values in literal_rows(case, schema, dialect)]
+        rows = ["  (" + ", ".join(values) + ")" for values in literal_rows(case, schema, dialect, line_breaks)]
         create = f"CREATE TABLE {name} ({columns})"
         if not rows:
             out.append(create)
@@ -158,14 +174,16 @@ def table_statements(case: Case, dialect: Dialect, insert_rows: bool = True) -> 
     return out
 
 
-def literal_rows(case: Case, schema: TableSchema, dialect: Dialect) -> list[list[str]]:
+def literal_rows(case: Case, schema: TableSchema, dialect: Dialect,
+                 line_breaks: bool = False) -> list[list[str]]:
     """Each row of the table `schema` names, as literals of `dialect`."""
-    return [[_literal(v, c.type, dialect, case) for v, c in zip(row.values(), schema.columns, strict=True)]
+    return [[_literal(v, c.type, dialect, case, line_breaks)
+             for v, c in zip(row.values(), schema.columns, strict=True)]
             for row in case.tables[schema.name].to_pylist()]
 
 
-def _literal(v: object, t, dialect: Dialect, case: Case) -> str:
-    if isinstance(v, str) and ("\n" in v or "\r" in v):
+def _literal(v: object, t, dialect: Dialect, case: Case, line_breaks: bool) -> str:
+    if not line_breaks and isinstance(v, str) and ("\n" in v or "\r" in v):
         raise InvalidInput("a string holding a line break cannot go into a test file",
                            case_location(case))
     if isinstance(v, int) and not isinstance(v, bool):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 import pyarrow as pa
 
 from harness.cases.case import Case
+from harness.core.text import printable
 
 # ---------------------------------------------------------------------------
 # Values as each runner prints them
@@ -187,8 +189,10 @@ _ASF_HEADER = """\
 
 
 def comment(text: str, limit: int = 300) -> str:
-    """One comment line, whatever the record holds."""
-    text = text.replace("\r", " ").replace("\n", " ")
+    """One comment line, whatever the record holds: a line break is a space,
+    and every other character a reader could split a line at (a form feed, a
+    LINE SEPARATOR: Python's `splitlines` does) or not see is a visible escape."""
+    text = printable(re.sub(r"[ \t]*[\r\n]+[ \t]*", " ", text.rstrip()), keep="")
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -198,7 +202,7 @@ def _slt_opening(case: Case, file_name: str) -> list[str]:
 
 
 def _duckdb_opening(case: Case, file_name: str) -> list[str]:
-    return [f"# name: test/sql/window/{file_name}", comment(f"# description: {case.description}"),
+    return [comment(f"# name: test/sql/window/{file_name}"), comment(f"# description: {case.description}"),
             "# group: [window]", ""]
 
 
