@@ -12,6 +12,7 @@ from harness.cli.exit_codes import EXIT_PASS
 from harness.cli.options import check_out_file
 from harness.cli.streams import write_unescaped
 from harness.core.errors import InvalidInput
+from harness.core.secrets import redact
 from harness.results.records import Record
 
 
@@ -88,7 +89,8 @@ def write_report_page(records: Sequence[Record], out: Path, baseline: Path | Non
     from harness.report.html import render_report
     from harness.report.load import build_report
 
-    page = render_report(build_report(records, baseline), title)
+    # No password or token on the page (`core.secrets.redact`, a last guard like stdout's).
+    page = redact(render_report(build_report(records, baseline), title))
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text(page, encoding="utf-8")
