@@ -53,7 +53,10 @@ def write_report(results: Sequence[Record], args: argparse.Namespace) -> None:
     """The --report option of run, fuzz and gate: the report of their results (records
     in memory, `harness.results.records`), its path printed last (on stderr under
     --format json, which keeps stdout one document)."""
-    path = write_report_page(results, Path(args.report))
+    from harness.results.lock import holding_file
+
+    with holding_file(Path(args.report), "report", "--report"):
+        path = write_report_page(results, Path(args.report))
     print(f"report: {path}", file=sys.stderr if args.format == "json" else sys.stdout)
 
 
@@ -80,12 +83,16 @@ def make_report(results: Sequence[Path], out: Path, baseline: Path | None = None
             raise InvalidInput(f"{path} is not a directory", "RESULTS")
     if sys.stderr.isatty():
         write_unescaped(sys.stderr, "reading results...\r")
-    return write_report_page([read_results(path) for path in results], out, baseline, title)
+    from harness.results.lock import holding_file
+
+    with holding_file(out, "report"):  # before the reading: a second writer is refused at once
+        return write_report_page([read_results(path) for path in results], out, baseline, title)
 
 
 def write_report_page(records: Sequence[Record], out: Path, baseline: Path | None = None,
                       title: str = "window-harness conformance report") -> Path:
-    """Write the report of `records` (in memory, or read from disk) to `out` (atomically)."""
+    """Write the report of `records` (in memory, or read from disk) to `out` (atomically);
+    the caller holds `out`'s lock (`results.lock.holding_file`)."""
     from harness.report.html import render_report
     from harness.report.load import build_report
 
