@@ -128,7 +128,7 @@ class Bisector:
             except EngineUnavailable as e:
                 if required:
                     raise
-                self.releases.say(f"skipping {self.releases.engine} {version}: {e}")
+                self.releases.say(f"skipping {self.releases.engine} {version}: {e.reason}")
                 self._probes[key] = (None, None)
                 return None
             reference, shown = replay(case, [self._reference, engine]).engines

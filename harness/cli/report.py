@@ -86,18 +86,20 @@ def make_report(results: Sequence[Path], out: Path, baseline: Path | None = None
     from harness.results.lock import holding_file
 
     with holding_file(out, "report"):  # before the reading: a second writer is refused at once
-        return write_report_page([read_results(path) for path in results], out, baseline, title)
+        return write_report_page([read_results(path) for path in results], out, baseline, title,
+                                 untrusted=True)
 
 
 def write_report_page(records: Sequence[Record], out: Path, baseline: Path | None = None,
-                      title: str = "window-harness conformance report") -> Path:
+                      title: str = "window-harness conformance report", untrusted: bool = False) -> Path:
     """Write the report of `records` (in memory, or read from disk) to `out` (atomically);
-    the caller holds `out`'s lock (`results.lock.holding_file`)."""
+    the caller holds `out`'s lock (`results.lock.holding_file`). `untrusted`: records
+    read from directories a user named (`report.load.build_report`)."""
     from harness.report.html import render_report
     from harness.report.load import build_report
 
     # No password or token on the page (`core.secrets.redact`, a last guard like stdout's).
-    page = redact(render_report(build_report(records, baseline), title))
+    page = redact(render_report(build_report(records, baseline, untrusted), title))
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text(page, encoding="utf-8")

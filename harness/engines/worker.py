@@ -110,7 +110,7 @@ class WorkerEngine(Engine):
         if reply[0] != "ready":
             self._kill()
             raise self._unavailable(reply[1] if reply[0] == "unavailable"
-                                    else f"its worker failed to start: {reply[1:]}")
+                                    else f"its worker failed to start: {reply[1]}")
         self._version = reply[1]
         self._probed = dict(reply[2]) if len(reply) > 2 else {}
         # Rendering happens here, in the caller's process: in the dialect of the
