@@ -9,6 +9,7 @@ engine rejected or failed, `EngineCrash` when its process died,
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import math
 import os
@@ -163,6 +164,17 @@ class Engine(ABC):
     @property
     def implementation(self) -> str:
         return self.shares_code_with or self.name
+
+    def release(self) -> str | None:
+        """The installed release of the engine's Python package (`library`) that
+        answers, as pip names it; None for an engine without one. What a label such
+        as `duckdb@1.1.0` claims is checked against this (`harness.bisect.run`)."""
+        if self.library is None:
+            return None
+        try:
+            return importlib.metadata.version(self.library)
+        except importlib.metadata.PackageNotFoundError:
+            return None
 
     def start(self) -> None:  # noqa: B027 (an optional hook, empty by default)
         """Start the engine now; otherwise it starts lazily on first use.

@@ -69,7 +69,7 @@ class Channel(Protocol):
 class WorkerEngine(Engine):
     """An adapter in a worker process; see the module docstring.
 
-    A worker answers ("ready", version, probed) once its engine has started, or
+    A worker answers ("ready", version, probed, release) once its engine has started, or
     ("unavailable", reason) / ("failed", reason); then one reply per ("run",
     tables, sql) until ("close",) (see `serve`).
     """
@@ -87,6 +87,7 @@ class WorkerEngine(Engine):
         self._conn: Channel | None = None
         self._version: str | None = None
         self._probed: dict[str, str] = {}
+        self._release: str | None = None
 
     @abstractmethod
     def _spawn(self) -> tuple[Worker, Channel]:
@@ -113,6 +114,7 @@ class WorkerEngine(Engine):
                                     else f"its worker failed to start: {reply[1]}")
         self._version = reply[1]
         self._probed = dict(reply[2]) if len(reply) > 2 else {}
+        self._release = reply[3] if len(reply) > 3 else None
         # Rendering happens here, in the caller's process: in the dialect of the
         # release the worker runs, so a build is judged by what it supports.
         self.dialect = (self.released_dialect or type(self).dialect).at(self._version)
@@ -125,6 +127,11 @@ class WorkerEngine(Engine):
     def probed(self) -> dict[str, str]:
         self.version()
         return dict(self._probed)
+
+    def release(self) -> str | None:
+        """The release the worker's interpreter has installed (`Engine.release`, there)."""
+        self.version()
+        return self._release
 
     def close(self) -> None:
         if self._conn is not None and self._process is not None and self._process.is_alive():
@@ -324,7 +331,7 @@ def _started(conn: Channel, make_engine: Callable[[], Engine]) -> Engine | None:
     try:
         engine = make_engine()
         engine.start()
-        reply: tuple = ("ready", engine.version(), engine.probed())
+        reply: tuple = ("ready", engine.version(), engine.probed(), engine.release())
     except EngineUnavailable as e:
         reply, engine = ("unavailable", e.reason), None
     except Exception as e:  # noqa: BLE001 (reported to the caller, who decides)
