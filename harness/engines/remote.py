@@ -130,7 +130,7 @@ class RemoteEngine(WorkerEngine):
                     stderr=subprocess.STDOUT, start_new_session=True, env=self._environment())
             except OSError as e:
                 ours.close()
-                raise self._unavailable(f"cannot start it: {e}") from None
+                raise self._unavailable(f"cannot start it: {e.strerror}") from None  # the path follows
         self._child = _Child(popen)
         # Until it is ready, the child has no lifeline of its own: an interpreter that
         # hangs before it runs ours would outlive a shard killed meanwhile.
