@@ -108,3 +108,11 @@ def test_a_gate_with_a_password_in_its_dsn_prints_and_writes_it_nowhere(password
     assert (out / "junit.xml").exists() and (out / "report.html").exists() and (out / "gate").is_dir()
     assert "--postgres-dsn" in (out / "junit.xml").read_text(encoding="utf-8")
     assert _files_holding(tmp_path, PASSWORD) == []
+
+
+def test_an_error_message_holding_a_url_shows_it_without_its_secrets(tmp_path):
+    done = _harness("fuzz", "--cases", "1", "--on-spark", "--spark-remote", "http://u:Sekr3t@h:1/;token=Tok3n",
+                    "--out", str(tmp_path / "fuzz"), cwd=tmp_path)
+    assert done.returncode == 2
+    assert "http://u:***@h:1/;token=***" in done.stderr, done.stderr
+    assert "Sekr3t" not in done.stderr + done.stdout and "Tok3n" not in done.stderr + done.stdout
