@@ -107,7 +107,9 @@ class WorkerEngine(Engine):
         if self._process is not None and self._process.is_alive():
             return
         self._process, self._conn = self._spawn()
-        reply = self._receive(start_timeout(), starting=True)
+        # The first start failing is the engine unavailable (exit 2); a restart after
+        # a crash or a timeout failing is that query's verdict, as the crash was.
+        reply = self._receive(start_timeout(), starting=True, first=self._version is None)
         if reply[0] != "ready":
             self._kill()
             raise self._unavailable(reply[1] if reply[0] == "unavailable"
@@ -217,10 +219,10 @@ class WorkerEngine(Engine):
             tables, sql = items[i]
             yield i, attempt(lambda tables=tables, sql=sql: self.run(tables, sql))
 
-    def _receive(self, timeout: float, starting: bool = False) -> tuple:
+    def _receive(self, timeout: float, starting: bool = False, first: bool = False) -> tuple:
         """The worker's next reply. A worker that dies or does not reply in `timeout`
         seconds is killed: EngineCrash / EngineTimeout, the query's verdict; while
-        `starting`, EngineUnavailable instead (no query ran, nothing to judge)."""
+        `starting` the `first` time, EngineUnavailable instead (nothing ran to judge)."""
         assert self._conn is not None and self._process is not None
         deadline = time.monotonic() + timeout
         while not self._conn.poll(0.05):
@@ -228,21 +230,22 @@ class WorkerEngine(Engine):
                 # A last reply may still sit in the pipe after a clean exit.
                 if self._conn.poll(0):
                     break
-                raise self._died("its worker died", starting)
+                raise self._died("its worker died", starting and first)
             if time.monotonic() > deadline:
                 self._kill()
                 self.restarts += 1
-                if starting:
+                if starting and first:
                     raise self._not_started(f"it did not start within {timeout:g} s (the start timeout, "
                                             f"${START_TIMEOUT_ENV}); killed")
-                raise EngineTimeout(self.name, f"did not answer within {timeout:g} s; worker killed")
+                what = "start" if starting else "answer"
+                raise EngineTimeout(self.name, f"did not {what} within {timeout:g} s; worker killed")
         try:
             return self._conn.recv()
         except (EOFError, OSError):
-            raise self._died("its worker closed the pipe", starting) from None
+            raise self._died("its worker closed the pipe", starting and first) from None
 
-    def _died(self, what: str, starting: bool) -> EngineCrash | EngineUnavailable:
-        if starting:  # most often an import failed, or the engine's own start
+    def _died(self, what: str, first_start: bool) -> EngineCrash | EngineUnavailable:
+        if first_start:  # most often an import failed, or the engine's own start
             return self._not_started(f"it exited before it was ready ({self._exit_status()})")
         return self._crashed(what)
 
