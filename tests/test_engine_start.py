@@ -149,3 +149,17 @@ def test_a_bad_start_timeout_is_exit_2_naming_the_variable(tmp_path, value):
                        env={START_TIMEOUT_ENV: value})
     assert done.returncode == 2, done.stderr
     assert START_TIMEOUT_ENV in done.stderr and repr(value) in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_message_that_an_isolated_engine_did_not_start_says_where_it_was_started():
+    """A worker that hangs says nothing itself: the message names the server or
+    master its engine was given (a Connect URL without its token)."""
+    pytest.importorskip("pyspark")
+    from harness.engines.postgres.adapter import PostgresEngine
+    from harness.engines.spark.adapter import SparkEngine
+
+    assert SparkEngine.started_with({"master": "sc://h:15002/;token=T0k"}) == \
+        "the Spark Connect server sc://h:15002/;token=***"
+    assert PostgresEngine.started_with({"dsn": "postgresql://u:pw@db.example:6543/x"}) == \
+        "on the server at db.example:6543/x"
+    assert PostgresEngine.started_with({"local": True}) == "on a throwaway local server"
