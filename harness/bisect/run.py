@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 from harness.bisect.search import FOUND, SAME, Search, search
 from harness.cases.case import Case
-from harness.core.errors import EngineUnavailable
+from harness.core.errors import EngineUnavailable, InvalidInput
 from harness.core.versions import parse_version
 from harness.engines.base import Engine
 from harness.engines.registry import get_engine
-from harness.engines.releases import environment
+from harness.engines.releases import environment, package_of, release_key
 from harness.findings.replay import EngineReplay, replay
 from harness.judge.compare import PASSING, Verdict
 
@@ -63,6 +63,7 @@ class Releases:
         except BaseException:
             engine.close()
             raise
+        self._check_release(engine, version, python)
         reported = engine.version()
         self.versions[version] = reported
         if not _same_release(version, reported):
@@ -71,6 +72,16 @@ class Releases:
         while len(self._live) > _LIVE:
             self._live.popitem(last=False)[1].close()
         return engine
+
+    def _check_release(self, engine: Engine, version: str, python: str) -> None:
+        """Refuse an interpreter whose installed release is not `version`: its
+        verdicts would be reported as `version`'s (InvalidInput, exit 2, both named)."""
+        installed = engine.release()
+        if installed is None or release_key(installed)[0] == release_key(version)[0]:
+            return
+        engine.close()
+        raise InvalidInput(f"{python} runs {package_of(self.engine)} {installed}, not {version}: give "
+                           f"{version}'s interpreter (or label it {installed})", "--engine-python")
 
     def close(self) -> None:
         while self._live:
@@ -128,7 +139,7 @@ class Bisector:
             except EngineUnavailable as e:
                 if required:
                     raise
-                self.releases.say(f"skipping {self.releases.engine} {version}: {e}")
+                self.releases.say(f"skipping {self.releases.engine} {version}: {e.reason}")
                 self._probes[key] = (None, None)
                 return None
             reference, shown = replay(case, [self._reference, engine]).engines

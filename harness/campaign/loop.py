@@ -56,6 +56,7 @@ from harness.cases.casefile import SavedCase
 from harness.core import stages
 from harness.core.errors import CannotWrite, HarnessError
 from harness.core.lifeline import Parent, die_with
+from harness.core.secrets import redact
 from harness.core.stages import stage
 from harness.engines.base import Engine, start_together
 from harness.findings.finding import FINDING_VERDICTS, FindingMaker, findings_of
@@ -118,19 +119,11 @@ class CampaignConfig:
             doc["cost_engines"] = list(self.cost_engines)
         else:
             doc.pop("cost_engines")
-        # A DSN may hold a password: campaign.json keeps only where the server was
-        # (a resumed campaign takes its options from the command line again).
-        doc["engine_options"] = {name: {k: _redacted(k, v) for k, v in options.items()}
+        # A DSN may hold a password, a Spark Connect URL a token: campaign.json keeps
+        # them without (a resumed campaign takes its options from the command line again).
+        doc["engine_options"] = {name: {k: redact(v) if isinstance(v, str) else v for k, v in options.items()}
                                  for name, options in self.engine_options.items()}
         return doc
-
-
-def _redacted(key: str, value: object) -> object:
-    if key != "dsn" or not isinstance(value, str):
-        return value
-    from harness.engines.postgres.adapter import where
-
-    return f"(a DSN for {where(value)})"
 
 
 def case_seed(campaign_seed: int, index: int) -> str:

@@ -156,7 +156,9 @@ def read_sql_files(paths: Iterable[Path], tables: Mapping[str, pa.Table] | None 
         try:
             text = read_source(path, strict=True)
         except (OSError, UnicodeDecodeError) as e:
-            out.invalid.append(InvalidCase(f"cannot read it: {e}", str(path)))
+            # The reason alone: an OSError's text names the path again.
+            reason = e.strerror if isinstance(e, OSError) else f"not UTF-8 ({e.reason} at byte {e.start})"
+            out.invalid.append(InvalidCase(f"cannot read it: {reason}", str(path)))
             continue
         base = {name: _Table(_schema_of(name, t, str(path)), t) for name, t in (tables or {}).items()}
         _read_file(_File(path, text, base, out))

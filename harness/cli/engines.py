@@ -30,7 +30,7 @@ def cmd_engines(args: argparse.Namespace) -> int:
             engine = get_engine(name)
             print(f"{name:12} {engine.version()}")
         except EngineUnavailable as e:
-            print(f"{name:12} unavailable: {e}")
+            print(f"{name:12} unavailable: {e.reason}")  # the name once, not again in the message
     for name in labelled:
         _report_build(name, options.get(name, {}))
     entries = [e for e in profile_entries() if e.spec != e.engine]

@@ -100,8 +100,11 @@ def _issue(args: argparse.Namespace, case: Case) -> str:
 
 def _write(out: str | None, text: str) -> int:
     if out:
+        from harness.results.lock import holding_file
+
         try:
-            Path(out).write_text(text, encoding="utf-8")
+            with holding_file(Path(out), "export"):
+                Path(out).write_text(text, encoding="utf-8")
         except OSError as e:
             print(f"window-harness: error: --out {out}: {e.strerror}", file=sys.stderr)
             return EXIT_BAD_INPUT

@@ -57,12 +57,14 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     from harness.engines.registry import get_engine
     from harness.importers import import_paths
+    from harness.results.lock import holding
 
     check_out_dir(args.out)
     name = args.engines
     engine = get_engine(name, **engine_options(args, [name]).get(name, {}))
     try:
-        counts = import_paths(args.paths, args.source_format, Path(args.out), engine, args.source_engine)
+        with holding(Path(args.out), "import", remove=True):
+            counts = import_paths(args.paths, args.source_format, Path(args.out), engine, args.source_engine)
     finally:
         engine.close()
     if args.json:

@@ -47,16 +47,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_reduce(args: argparse.Namespace) -> int:
+    from harness.results.lock import holding_file
+
+    if not args.path.is_file():
+        raise InvalidInput("no such case file", str(args.path))
+    out = args.out or args.path.with_name(args.path.name.removesuffix(".yaml") + ".reduced.yaml")
+    check_out_file(out)
+    with holding_file(out, "reduce"):
+        return _reduce(args, out)
+
+
+def _reduce(args: argparse.Namespace, out: Path) -> int:
     from harness.cases.case import load_case
     from harness.cases.casefile import save_case
     from harness.engines.registry import get_engine
     from harness.findings.finding import finding_signature, findings_of, reduce_finding
     from harness.judge.runner import run_case
 
-    if not args.path.is_file():
-        raise InvalidInput("no such case file", str(args.path))
-    out = args.out or args.path.with_name(args.path.name.removesuffix(".yaml") + ".reduced.yaml")
-    check_out_file(out)
     case = load_case(args.path)
     record = case.finding or {}
     names = engine_list(args.engines) if args.engines else list(record.get("engines") or default_engines(args))

@@ -12,6 +12,7 @@ from harness.cli.exit_codes import EXIT_PASS
 from harness.cli.options import check_out_file
 from harness.cli.streams import write_unescaped
 from harness.core.errors import InvalidInput
+from harness.core.secrets import redact
 from harness.results.records import Record
 
 
@@ -52,7 +53,10 @@ def write_report(results: Sequence[Record], args: argparse.Namespace) -> None:
     """The --report option of run, fuzz and gate: the report of their results (records
     in memory, `harness.results.records`), its path printed last (on stderr under
     --format json, which keeps stdout one document)."""
-    path = write_report_page(results, Path(args.report))
+    from harness.results.lock import holding_file
+
+    with holding_file(Path(args.report), "report", "--report"):
+        path = write_report_page(results, Path(args.report))
     print(f"report: {path}", file=sys.stderr if args.format == "json" else sys.stdout)
 
 
@@ -79,16 +83,23 @@ def make_report(results: Sequence[Path], out: Path, baseline: Path | None = None
             raise InvalidInput(f"{path} is not a directory", "RESULTS")
     if sys.stderr.isatty():
         write_unescaped(sys.stderr, "reading results...\r")
-    return write_report_page([read_results(path) for path in results], out, baseline, title)
+    from harness.results.lock import holding_file
+
+    with holding_file(out, "report"):  # before the reading: a second writer is refused at once
+        return write_report_page([read_results(path) for path in results], out, baseline, title,
+                                 untrusted=True)
 
 
 def write_report_page(records: Sequence[Record], out: Path, baseline: Path | None = None,
-                      title: str = "window-harness conformance report") -> Path:
-    """Write the report of `records` (in memory, or read from disk) to `out` (atomically)."""
+                      title: str = "window-harness conformance report", untrusted: bool = False) -> Path:
+    """Write the report of `records` (in memory, or read from disk) to `out` (atomically);
+    the caller holds `out`'s lock (`results.lock.holding_file`). `untrusted`: records
+    read from directories a user named (`report.load.build_report`)."""
     from harness.report.html import render_report
     from harness.report.load import build_report
 
-    page = render_report(build_report(records, baseline), title)
+    # No password or token on the page (`core.secrets.redact`, a last guard like stdout's).
+    page = redact(render_report(build_report(records, baseline, untrusted), title))
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text(page, encoding="utf-8")

@@ -54,13 +54,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    import time
     from pathlib import Path
 
-    from harness.baseline.known import load_baseline
     from harness.engines.registry import get_engine
-    from harness.judge.corpus_runner import run_corpus
-    from harness.results.output import write_json, write_table
+    from harness.results.lock import holding
 
     names = engine_list(args.engines)
     options = engine_options(args, names)
@@ -71,6 +68,21 @@ def cmd_run(args: argparse.Namespace) -> int:
         return exit_for_invalid(EXIT_BAD_INPUT, invalid)
     out = _run_out(args)
     check_report_option(args)
+    # One writer per directory (`harness.results.lock`): a second run on it is refused
+    # before any engine starts, and the first one's run.json is never replaced under it.
+    with holding(Path(out) if out is not None else None, "run"):
+        return _run_and_record(args, engines, cases, invalid, sql, out)
+
+
+def _run_and_record(args: argparse.Namespace, engines: list, cases: list, invalid: list,
+                    sql: SqlFileCases | None, out: str | None) -> int:
+    import time
+    from pathlib import Path
+
+    from harness.baseline.known import load_baseline
+    from harness.judge.corpus_runner import run_corpus
+    from harness.results.output import write_json, write_table
+
     started = time.time()
     line = ProgressLine()
     try:

@@ -1,5 +1,7 @@
 """What the command prints, made safe once: stdout and stderr escape control
-characters, so no case id, file name or engine message can drive the terminal;
+characters, so no case id, file name or engine message can drive the terminal,
+and hide any password or token (`core.secrets.redact`: a last guard, the
+places that format a DSN or URL hide it themselves);
 and a reader that goes away (`| head`) ends the command quietly.
 
 `main` wraps both streams for the whole command (argparse's messages too), so
@@ -15,6 +17,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import TextIO
 
+from harness.core.secrets import redact
 from harness.core.text import printable
 
 
@@ -35,7 +38,7 @@ class EscapedStream:
         self.unescaped = stream
 
     def write(self, text: str) -> int:
-        self.write_unescaped(printable(text))
+        self.write_unescaped(printable(redact(text)))
         return len(text)
 
     def writelines(self, lines: Iterable[str]) -> None:

@@ -105,6 +105,7 @@ class EngineUnavailable(HarnessError):
 
     def __init__(self, engine: str, reason: str) -> None:
         self.engine = engine
+        self.reason = reason  # what a wrapper passes on: the message without the engine's name
         super().__init__(f"engine {engine!r} is not available: {reason}")
 
 

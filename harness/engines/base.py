@@ -9,7 +9,10 @@ engine rejected or failed, `EngineCrash` when its process died,
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
+import math
+import os
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -20,8 +23,30 @@ from types import ModuleType
 import pyarrow as pa
 
 from harness.core.dialect import Dialect
-from harness.core.errors import EngineUnavailable
+from harness.core.errors import EngineUnavailable, InvalidInput
 from harness.core.model import Query
+
+# How long an engine may take to start, apart from the per-query --timeout: a
+# worker's interpreter and the engine in it (a SparkSession's JVM: ~5 s alone,
+# tens of seconds beside other JVMs on two cores), a connection to a server. An
+# engine that has not started by then is unavailable: exit 2, never a verdict.
+START_TIMEOUT = 120.0
+START_TIMEOUT_ENV = "WINDOW_HARNESS_START_TIMEOUT"
+
+
+def start_timeout() -> float:
+    """The start timeout in seconds: $WINDOW_HARNESS_START_TIMEOUT, else START_TIMEOUT."""
+    text = os.environ.get(START_TIMEOUT_ENV, "").strip()
+    if not text:
+        return START_TIMEOUT
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds < math.inf:
+        raise InvalidInput(f"${START_TIMEOUT_ENV} is {text!r}: give the seconds an engine may take to "
+                           "start, a number above 0", START_TIMEOUT_ENV)
+    return seconds
 
 
 def library_missing(engine: str, error: ImportError) -> EngineUnavailable:
@@ -130,9 +155,26 @@ class Engine(ABC):
         (importing pyspark alone takes a second)."""
         return cls.library is None or importlib.util.find_spec(cls.library) is not None
 
+    @classmethod
+    def started_with(cls, options: Mapping[str, object]) -> str:
+        """How an engine of `options` is started, for a message that it did not
+        start ("the server at HOST:PORT/DB"); "" when its name says it all."""
+        return ""
+
     @property
     def implementation(self) -> str:
         return self.shares_code_with or self.name
+
+    def release(self) -> str | None:
+        """The installed release of the engine's Python package (`library`) that
+        answers, as pip names it; None for an engine without one. What a label such
+        as `duckdb@1.1.0` claims is checked against this (`harness.bisect.run`)."""
+        if self.library is None:
+            return None
+        try:
+            return importlib.metadata.version(self.library)
+        except importlib.metadata.PackageNotFoundError:
+            return None
 
     def start(self) -> None:  # noqa: B027 (an optional hook, empty by default)
         """Start the engine now; otherwise it starts lazily on first use.

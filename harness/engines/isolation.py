@@ -28,19 +28,19 @@ from typing import Any
 
 import pyarrow as pa
 
+from harness.core.errors import EngineUnavailable
 from harness.core.lifeline import Parent, die_with
 from harness.engines.base import Engine
 from harness.engines.registry import canonical_name, engine_class, get_dialect, get_engine
 from harness.engines.worker import (
     DEFAULT_TIMEOUT,
-    START_TIMEOUT,
     Channel,
     Worker,
     WorkerEngine,
     serve,
 )
 
-__all__ = ["DEFAULT_TIMEOUT", "START_TIMEOUT", "IsolatedEngine", "ProfileOnWorker"]
+__all__ = ["DEFAULT_TIMEOUT", "IsolatedEngine", "ProfileOnWorker"]
 
 
 class IsolatedEngine(WorkerEngine):
@@ -60,6 +60,10 @@ class IsolatedEngine(WorkerEngine):
         """The profile `spec` of this engine (`spark[aqe-off]`), run by this engine's
         own worker: no process, and for Spark no JVM, of its own."""
         return ProfileOnWorker(self, spec)
+
+    def _not_started(self, reason: str) -> EngineUnavailable:
+        how = engine_class(self.name).started_with(self.options)
+        return self._unavailable(f"{reason} [in a worker process{', ' + how if how else ''}]")
 
     def _spawn(self) -> tuple[Worker, Channel]:
         ctx = mp.get_context("spawn")  # never fork a process that holds a JVM or threads

@@ -42,8 +42,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from harness.core.errors import EngineCrash, EngineUnavailable, InvalidInput
-from harness.core.lifeline import Parent
+from harness.core.errors import EngineUnavailable, InvalidInput
+from harness.core.lifeline import Guardian, Parent, kill_group_step
 from harness.engines.worker import (
     DEFAULT_TIMEOUT,
     Channel,
@@ -102,6 +102,7 @@ class RemoteEngine(WorkerEngine):
         self.python = os.path.abspath(os.fspath(python))
         self.options = options
         self._child: _Child | None = None
+        self._guardian: Guardian | None = None
         if not (os.path.isfile(self.python) and os.access(self.python, os.X_OK)):
             raise self._unavailable("no executable file there")
 
@@ -113,9 +114,10 @@ class RemoteEngine(WorkerEngine):
     def start(self) -> None:
         try:
             super().start()
-        except EngineCrash:  # it died before it was ready: most often an import failed
-            code = self._child.exitcode if self._child is not None else None
-            raise self._unavailable(f"it exited before it was ready (exit code {code})") from None
+        finally:  # ready (its own lifeline is up: `remote_child`), or killed already
+            guardian, self._guardian = self._guardian, None
+            if guardian is not None:
+                guardian.release()
 
     def _spawn(self) -> tuple[Worker, Channel]:
         ours, theirs = socket.socketpair()
@@ -128,8 +130,11 @@ class RemoteEngine(WorkerEngine):
                     stderr=subprocess.STDOUT, start_new_session=True, env=self._environment())
             except OSError as e:
                 ours.close()
-                raise self._unavailable(f"cannot start it: {e}") from None
+                raise self._unavailable(f"cannot start it: {e.strerror}") from None  # the path follows
         self._child = _Child(popen)
+        # Until it is ready, the child has no lifeline of its own: an interpreter that
+        # hangs before it runs ours would outlive a shard killed meanwhile.
+        self._guardian = Guardian([kill_group_step(popen.pid, 1.0)])
         channel = ArrowChannel(Connection(ours.detach()))
         with contextlib.suppress(OSError):  # it died at once: the first receive says so
             channel.send(("start", self.target, self.options))

@@ -36,11 +36,9 @@ from harness.core.errors import (
     HarnessError,
     Unsupported,
 )
-from harness.engines.base import Engine, Item, Ran, attempt
+from harness.engines.base import START_TIMEOUT_ENV, Engine, Item, Ran, attempt, start_timeout
 
 DEFAULT_TIMEOUT = 30.0
-# Starting a worker includes the engine's own start (a SparkSession: ~5 s).
-START_TIMEOUT = 180.0
 
 
 class Worker(Protocol):
@@ -71,7 +69,7 @@ class Channel(Protocol):
 class WorkerEngine(Engine):
     """An adapter in a worker process; see the module docstring.
 
-    A worker answers ("ready", version, probed) once its engine has started, or
+    A worker answers ("ready", version, probed, release) once its engine has started, or
     ("unavailable", reason) / ("failed", reason); then one reply per ("run",
     tables, sql) until ("close",) (see `serve`).
     """
@@ -89,6 +87,7 @@ class WorkerEngine(Engine):
         self._conn: Channel | None = None
         self._version: str | None = None
         self._probed: dict[str, str] = {}
+        self._release: str | None = None
 
     @abstractmethod
     def _spawn(self) -> tuple[Worker, Channel]:
@@ -97,19 +96,27 @@ class WorkerEngine(Engine):
     def _unavailable(self, reason: str) -> EngineUnavailable:
         return EngineUnavailable(self.name, reason)
 
+    def _not_started(self, reason: str) -> EngineUnavailable:
+        """The worker hung or died before it was ready: no word of the adapter's
+        says how it was started, so this says it."""
+        return self._unavailable(reason)
+
     # -- lifecycle --------------------------------------------------------------
 
     def start(self) -> None:
         if self._process is not None and self._process.is_alive():
             return
         self._process, self._conn = self._spawn()
-        reply = self._receive(START_TIMEOUT, starting=True)
+        # The first start failing is the engine unavailable (exit 2); a restart after
+        # a crash or a timeout failing is that query's verdict, as the crash was.
+        reply = self._receive(start_timeout(), starting=True, first=self._version is None)
         if reply[0] != "ready":
             self._kill()
             raise self._unavailable(reply[1] if reply[0] == "unavailable"
-                                    else f"its worker failed to start: {reply[1:]}")
+                                    else f"its worker failed to start: {reply[1]}")
         self._version = reply[1]
         self._probed = dict(reply[2]) if len(reply) > 2 else {}
+        self._release = reply[3] if len(reply) > 3 else None
         # Rendering happens here, in the caller's process: in the dialect of the
         # release the worker runs, so a build is judged by what it supports.
         self.dialect = (self.released_dialect or type(self).dialect).at(self._version)
@@ -122,6 +129,11 @@ class WorkerEngine(Engine):
     def probed(self) -> dict[str, str]:
         self.version()
         return dict(self._probed)
+
+    def release(self) -> str | None:
+        """The release the worker's interpreter has installed (`Engine.release`, there)."""
+        self.version()
+        return self._release
 
     def close(self) -> None:
         if self._conn is not None and self._process is not None and self._process.is_alive():
@@ -207,7 +219,10 @@ class WorkerEngine(Engine):
             tables, sql = items[i]
             yield i, attempt(lambda tables=tables, sql=sql: self.run(tables, sql))
 
-    def _receive(self, timeout: float, starting: bool = False) -> tuple:
+    def _receive(self, timeout: float, starting: bool = False, first: bool = False) -> tuple:
+        """The worker's next reply. A worker that dies or does not reply in `timeout`
+        seconds is killed: EngineCrash / EngineTimeout, the query's verdict; while
+        `starting` the `first` time, EngineUnavailable instead (nothing ran to judge)."""
         assert self._conn is not None and self._process is not None
         deadline = time.monotonic() + timeout
         while not self._conn.poll(0.05):
@@ -215,31 +230,42 @@ class WorkerEngine(Engine):
                 # A last reply may still sit in the pipe after a clean exit.
                 if self._conn.poll(0):
                     break
-                raise self._crashed("its worker died")
+                raise self._died("its worker died", starting and first)
             if time.monotonic() > deadline:
                 self._kill()
                 self.restarts += 1
+                if starting and first:
+                    raise self._not_started(f"it did not start within {timeout:g} s (the start timeout, "
+                                            f"${START_TIMEOUT_ENV}); killed")
                 what = "start" if starting else "answer"
                 raise EngineTimeout(self.name, f"did not {what} within {timeout:g} s; worker killed")
         try:
             return self._conn.recv()
         except (EOFError, OSError):
-            raise self._crashed("its worker closed the pipe") from None
+            raise self._died("its worker closed the pipe", starting and first) from None
+
+    def _died(self, what: str, first_start: bool) -> EngineCrash | EngineUnavailable:
+        if first_start:  # most often an import failed, or the engine's own start
+            return self._not_started(f"it exited before it was ready ({self._exit_status()})")
+        return self._crashed(what)
 
     def _crashed(self, what: str) -> EngineCrash:
+        how = self._exit_status()
+        self.restarts += 1
+        return EngineCrash(self.name, f"{what} ({how}); restarted for the next query")
+
+    def _exit_status(self) -> str:
+        """How the worker ended ("exit code 1", "killed by SIGSEGV"); it is killed and reaped."""
         if self._process is not None:
             self._process.join(2)  # reap it, so its exit signal can be named
         code = self._process.exitcode if self._process is not None else None
         self._kill()
-        self.restarts += 1
-        if code is not None and code < 0:
-            try:
-                how = f"killed by {signal.Signals(-code).name}"
-            except ValueError:
-                how = f"killed by signal {-code}"
-        else:
-            how = f"exit code {code}"
-        return EngineCrash(self.name, f"{what} ({how}); restarted for the next query")
+        if code is None or code >= 0:
+            return f"exit code {code}"
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
 
     def _kill(self) -> None:
         process, self._process = self._process, None
@@ -277,15 +303,8 @@ def serve(conn: Channel, make_engine: Callable[[], Engine],
             profiled[spec].start()
         return profiled[spec]
 
-    try:
-        engine = make_engine()
-        engine.start()
-        conn.send(("ready", engine.version(), engine.probed()))
-    except EngineUnavailable as e:
-        conn.send(("unavailable", str(e)))
-        return
-    except Exception as e:  # noqa: BLE001 (reported to the caller, who decides)
-        conn.send(("failed", f"{type(e).__name__}: {e}"))
+    engine = _started(conn, make_engine)
+    if engine is None:
         return
     while True:
         try:
@@ -307,6 +326,26 @@ def serve(conn: Channel, make_engine: Callable[[], Engine],
     for other in profiled.values():
         other.close()
     engine.close()
+
+
+def _started(conn: Channel, make_engine: Callable[[], Engine]) -> Engine | None:
+    """The engine started, "ready" sent; else None, the reason sent: its reason alone,
+    which the caller's EngineUnavailable names the engine before (said once)."""
+    try:
+        engine = make_engine()
+        engine.start()
+        reply: tuple = ("ready", engine.version(), engine.probed(), engine.release())
+    except EngineUnavailable as e:
+        reply, engine = ("unavailable", e.reason), None
+    except Exception as e:  # noqa: BLE001 (reported to the caller, who decides)
+        reply, engine = ("failed", f"{type(e).__name__}: {e}"), None
+    try:
+        conn.send(reply)
+    except OSError:  # the caller is gone (its shard was stopped): nobody to tell
+        if engine is not None:
+            engine.close()
+        return None
+    return engine
 
 
 def _reply(ran: Ran) -> tuple:

@@ -22,6 +22,7 @@ from pathlib import Path
 from harness.cases.case import Case, case_id, load_case
 from harness.core.errors import EvaluationError, InvalidInput, ReferenceGap
 from harness.core.model import Select
+from harness.core.secrets import redact_words
 from harness.core.semantics import SemanticsProfile
 from harness.core.text import shell_command
 from harness.engines.base import Engine
@@ -67,7 +68,9 @@ def reduce_command(path: str | Path, engines: Sequence[str], pythons: Mapping[st
 def engine_arguments(names: Sequence[str], pythons: Mapping[str, str] | None = None,
                      server: Sequence[str] = ()) -> list[str]:
     """`--engines NAMES`, then `--engine-python NAME=PATH` for each of `names` in
-    `pythons`, then `server` when one of `names` is a postgres engine."""
+    `pythons`, then `server` when one of `names` is a postgres engine, its
+    password hidden (`core.secrets.redact`: a printed command is never a place for
+    one; put it back, or give it by PGPASSWORD or ~/.pgpass)."""
     from harness.engines.registry import engine_class
 
     words = ["--engines", ",".join(names)]
@@ -75,7 +78,7 @@ def engine_arguments(names: Sequence[str], pythons: Mapping[str, str] | None = N
         if name in (pythons or {}):
             words += ["--engine-python", f"{name}={pythons[name]}"]  # type: ignore[index]
     if server and any(_needs_server(engine_class, n) for n in names):
-        words += list(server)
+        words += redact_words(server)
     return words
 
 

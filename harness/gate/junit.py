@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.core.errors import InvalidInput
+from harness.core.secrets import redact
 from harness.core.text import printable
 from harness.gate.judge import ABDifference, Item
 from harness.gate.run import GateConfig, GateResult
@@ -171,11 +172,12 @@ def _one_line(text: str, limit: int = 300) -> str:
 def _xml_safe(root: ET.Element) -> None:
     """Every text and attribute of the tree made valid XML 1.0, which cannot hold most
     control characters; case ids, file names, engine messages and data can
-    (`core.text.printable` writes them as visible escapes such as \\x1b)."""
+    (`core.text.printable` writes them as visible escapes such as \\x1b); and no
+    password or token in it (`core.secrets.redact`, a last guard like stdout's)."""
     for element in root.iter():
         if element.text:
-            element.text = printable(element.text, _XML_KEEP)
-        element.attrib = {key: printable(value, _XML_KEEP) for key, value in element.attrib.items()}
+            element.text = printable(redact(element.text), _XML_KEEP)
+        element.attrib = {key: printable(redact(value), _XML_KEEP) for key, value in element.attrib.items()}
 
 
 _XML_KEEP = "\t\n\r"  # the only control characters XML 1.0 allows

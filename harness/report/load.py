@@ -9,9 +9,10 @@ on another machine, or long after the engines are gone.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from harness.baseline.known import Baseline
@@ -27,25 +28,45 @@ THROUGHPUT_BINS = 40
 CASES_PER_BIN = 20  # a batch of siblings finishes at once: fewer per bin would only show batches
 
 
-def build_report(records: Sequence[Record], baseline_path: Path | None = None) -> ReportData:
+def build_report(records: Sequence[Record], baseline_path: Path | None = None,
+                 untrusted: bool = False) -> ReportData:
     """The report of `records`, in order: handed over in memory by the process that
     made them, or read from disk by `harness.results.read`; the same either way.
-    `baseline_path` (report --baseline) replaces the baseline a gate judged with."""
-    from harness.baseline.known import load_baseline
-
+    `baseline_path` (report --baseline) replaces the baseline a gate judged with.
+    `untrusted`: records read from directories a user named (`window-harness
+    report`), whose files may be crafted (see `_crafted`)."""
     data = ReportData()
     for record in records:
-        if isinstance(record, GateRecord):
-            gate = record.doc
-            explain = _explainer(_gate_baseline(record, baseline_path), gate.get("engines", {}))
-            _load_run(data, record.corpus, lambda _, e=explain: e, kind="gate: corpus", gate=gate)
-            if record.fuzz is not None:
-                _load_fuzz(data, record.fuzz, lambda _, e=explain: e, kind="gate: fuzz", gate=gate)
-        else:
-            baseline = load_baseline(baseline_path) if baseline_path else load_baseline()
-            loader = _load_run if isinstance(record, RunRecord) else _load_fuzz
-            loader(data, record, lambda engines, b=baseline: _explainer(b, engines))
+        with _crafted(record.path) if untrusted else contextlib.nullcontext():
+            _load_record(data, record, baseline_path)
     return data
+
+
+@contextlib.contextmanager
+def _crafted(path: Path) -> Iterator[None]:
+    """A field of the right shape (`harness.results.jsonfile` checks those) but a
+    value no run writes (a key missing deep in a finding line, a string where
+    counts belong) is InvalidInput naming the directory: exit 2, no traceback."""
+    try:
+        yield
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+        raise InvalidInput(f"not a results directory this harness wrote: {type(e).__name__} "
+                           f"({e}) while reading it", str(path)) from None
+
+
+def _load_record(data: ReportData, record: Record, baseline_path: Path | None) -> None:
+    from harness.baseline.known import load_baseline
+
+    if isinstance(record, GateRecord):
+        gate = record.doc
+        explain = _explainer(_gate_baseline(record, baseline_path), gate.get("engines", {}))
+        _load_run(data, record.corpus, lambda _, e=explain: e, kind="gate: corpus", gate=gate)
+        if record.fuzz is not None:
+            _load_fuzz(data, record.fuzz, lambda _, e=explain: e, kind="gate: fuzz", gate=gate)
+    else:
+        baseline = load_baseline(baseline_path) if baseline_path else load_baseline()
+        loader = _load_run if isinstance(record, RunRecord) else _load_fuzz
+        loader(data, record, lambda engines, b=baseline: _explainer(b, engines))
 
 
 def _gate_baseline(record: GateRecord, baseline_path: Path | None) -> Baseline:

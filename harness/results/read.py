@@ -16,11 +16,27 @@ from harness.cases.case import Case, case_from_doc
 from harness.cases.casefile import SavedCase
 from harness.cases.yamldoc import read_yaml
 from harness.core.errors import InvalidInput
+from harness.results.jsonfile import check_each, checked, read_object
 from harness.results.records import CampaignRecord, GateRecord, Record, RunRecord
 from harness.results.rundir import RUN
-from harness.results.store import complete_findings
+from harness.results.store import complete_findings, read_versions
 
 GATE = "gate.json"
+
+# The shapes of the fields the readers and the report use (`results.jsonfile`).
+_NUMBER = (int, float, type(None))
+_RUN = {"cases": dict, "findings": list, "results": list, "summary": dict, "engines": dict,
+        "sources": list, "host": dict, "harness_version": str, "started": str, "baseline": (str, type(None))}
+_RUN_CASE = {"file": (str, type(None))}
+_RESULT = {"case": str, "engine": str, "verdict": str, "facts": (dict, type(None)), "notes": (list, type(None)),
+           "sql": (str, type(None))}
+_FINDING = {"key": str, "signature": str, "engine": str, "verdict": str, "file": (str, type(None)),
+            "detail": (str, type(None)), "classification": (str, type(None)), "facts": (dict, type(None)),
+            "event": (str, type(None))}
+_SUMMARY = {"cases": int, "per_engine": dict, "wall_seconds": _NUMBER}
+_CAMPAIGN = {"engines": list, "seed": (int, str, type(None)), "host": dict, "harness_version": str,
+             "started": str}
+_GATE = {"engines": dict, "passed": bool, "seed": (int, type(None)), "baseline": (str, type(None))}
 
 
 def read_results(path: Path) -> Record:
@@ -28,7 +44,7 @@ def read_results(path: Path) -> Record:
     kind = results_kind(path)
     if kind == "gate":
         fuzz = path / "fuzz"
-        return GateRecord(path, _json(path / GATE), read_run_dir(path / "corpus"),
+        return GateRecord(path, read_object(path / GATE, _GATE), read_run_dir(path / "corpus"),
                           read_campaign_dir(fuzz) if (fuzz / "campaign.json").exists() else None)
     return read_run_dir(path) if kind == "run" else read_campaign_dir(path)
 
@@ -42,7 +58,7 @@ def results_kind(path: Path) -> str:
 
 
 def read_run_dir(path: Path) -> RunRecord:
-    doc = _json(path / RUN)
+    doc = read_run_json(path / RUN)
     files = {cid: c.get("file") for cid, c in doc.get("cases", {}).items()}
     saved = {line["file"]: read_saved(path / line["file"]) for line in doc.get("findings", [])
              if line.get("file")}
@@ -53,10 +69,28 @@ def read_run_dir(path: Path) -> RunRecord:
     return RunRecord(path, doc, saved, case)
 
 
+def read_run_json(path: Path) -> dict:
+    """run.json, each field the report reads of its shape (InvalidInput naming the file)."""
+    doc = read_object(path, _RUN)
+    check_each(doc.get("cases", {}), f"{path}: cases", _RUN_CASE)
+    check_each(doc.get("results", []), f"{path}: results", _RESULT, ("case", "engine", "verdict"))
+    check_each(doc.get("findings", []), f"{path}: findings", _FINDING, ("key", "signature", "engine",
+                                                                        "verdict", "case"))
+    _check_counts(doc.get("summary", {}), f"{path}: summary")
+    return doc
+
+
+def _check_counts(summary: dict, where: str) -> None:
+    checked(summary, where, _SUMMARY)
+    check_each(summary.get("per_engine", {}), f"{where}: per_engine", {})
+    for engine, counts in summary.get("per_engine", {}).items():
+        check_each({k: {"n": v} for k, v in counts.items()}, f"{where}: per_engine[{engine!r}]", {"n": int})
+
+
 def read_campaign_dir(path: Path) -> CampaignRecord:
-    config = _json(path / "campaign.json")
-    summary = _json(path / "summary.json") if (path / "summary.json").exists() else {}
-    versions = _json(path / "versions.json") if (path / "versions.json").exists() else {}
+    config = read_object(path / "campaign.json", _CAMPAIGN)
+    summary = read_object(path / "summary.json", _SUMMARY) if (path / "summary.json").exists() else {}
+    versions = read_versions(path / "versions.json")
     # As --resume would keep them: a case cut short by a kill is not in yet.
     done = {line["index"] for line in _stream(path / "cases.jsonl") if "index" in line}
     occurrences = complete_findings(_stream(path / "findings.jsonl"), done)
@@ -77,11 +111,6 @@ def read_saved(path: Path) -> SavedCase:
     return SavedCase(doc, case)
 
 
-def _json(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
-        raise InvalidInput(f"cannot read {path}: {e}", str(path)) from None
 
 
 def _case_doc(path: Path | None) -> dict:
@@ -107,13 +136,15 @@ def _case_or_none(file: Path | None):
 
 
 def _stream(path: Path) -> Iterator[dict]:
-    """The complete lines of a JSONL file, one at a time (a torn last line is skipped)."""
+    """The complete lines of a JSONL file, one at a time (a torn last line is skipped;
+    a line that is JSON but no object is InvalidInput naming the file and line)."""
     if not path.exists():
         return
-    with path.open(encoding="utf-8") as lines:
-        for text in lines:
+    with path.open(encoding="utf-8", errors="replace") as lines:
+        for number, text in enumerate(lines, 1):
             try:
-                yield json.loads(text)
-            except json.JSONDecodeError:
+                line = json.loads(text)
+            except (ValueError, RecursionError):  # torn, or beyond what Python reads
                 continue
+            yield checked(line, f"{path}:{number}", _FINDING if path.name == "findings.jsonl" else {})
 

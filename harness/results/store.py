@@ -32,6 +32,7 @@ from typing import IO
 
 from harness.cases.casefile import SavedCase
 from harness.core.errors import CannotWrite, InvalidInput
+from harness.results.jsonfile import check_each, checked, read_object
 from harness.results.lock import DirectoryLock, lock_directory, refuse_foreign, remove
 from harness.results.records import CampaignRecord
 
@@ -242,8 +243,7 @@ class CampaignStore:
         if self.kept is not None:
             self.kept[0].extend(cases)
             self.kept[1].extend(findings)
-        path = self.out / VERSIONS
-        self.versions = json.loads(path.read_text()) if path.exists() else {}
+        self.versions = read_versions(self.out / VERSIONS)
 
     def record_case(self, line: dict) -> None:
         self.progress.add_case(line)
@@ -330,6 +330,16 @@ def complete_findings(findings: Iterable[dict], done: set[int]) -> list[dict]:
     return out
 
 
+def read_versions(path: Path) -> dict[str, str]:
+    """versions.json ({} when absent): engine names and version strings, else
+    InvalidInput naming the file (it was emptied or crafted)."""
+    if not path.exists():
+        return {}
+    versions = read_object(path)
+    check_each({k: {"version": v} for k, v in versions.items()}, str(path), {"version": str}, ("version",))
+    return versions
+
+
 def _config(path: Path) -> dict | None:
     """campaign.json, or None when it is missing, empty or torn."""
     try:
@@ -370,9 +380,10 @@ def _lines(path: Path) -> list[dict]:
     if not path.exists():
         return []
     out = []
-    for text in path.read_text(encoding="utf-8").splitlines():
+    for number, text in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
         try:
-            out.append(json.loads(text))
-        except json.JSONDecodeError:
+            line = json.loads(text)
+        except (ValueError, RecursionError):  # torn (JSONDecodeError), or beyond what Python reads
             continue
+        out.append(checked(line, f"{path}:{number}", {}))
     return out

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import os
 import secrets
 import struct
@@ -58,7 +59,7 @@ from harness.core.errors import (
     Unsupported,
 )
 from harness.core.types import SqlType, TypeKind, from_arrow
-from harness.engines.base import Engine, reload_tables
+from harness.engines.base import Engine, reload_tables, start_timeout
 from harness.engines.postgres.dialect import (
     MONTH_DAY_NANO_DATA,
     NUL_DATA,
@@ -155,6 +156,11 @@ class PostgresEngine(Engine):
         self._untrusted: UntrustedRole | None = None  # set by deny_file_access
         self._admin: psycopg.Connection | None = None  # the DSN's user's, beside an untrusted role's
 
+    @classmethod
+    def started_with(cls, options: Mapping[str, object]) -> str:
+        dsn = options.get("dsn") or (None if options.get("local") else os.environ.get(ENV_DSN))
+        return f"on the server at {where(str(dsn))}" if dsn else "on a throwaway local server"
+
     # -- lifecycle ----------------------------------------------------------------
 
     def start(self) -> None:
@@ -179,7 +185,7 @@ class PostgresEngine(Engine):
                 self._con = self._connect(dsn) if self._untrusted is None else self._connect_untrusted(dsn)
             except EngineUnavailable as e:
                 if self._connected:  # it answered before: the server went away
-                    raise EngineCrash(self.name, str(e)) from e
+                    raise EngineCrash(self.name, e.reason) from e
                 raise
             self._connected = True
             self._loaded = {}
@@ -195,7 +201,10 @@ class PostgresEngine(Engine):
 
     def _connect(self, dsn: str, make_schema: bool = True, as_whom: str = "") -> psycopg.Connection:
         try:
-            con = self._psycopg.connect(dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+            # A server that never answers is unavailable within the start timeout
+            # (libpq waits at least 2 s).
+            wait = max(2, math.ceil(min(CONNECT_TIMEOUT, start_timeout())))
+            con = self._psycopg.connect(dsn, autocommit=True, connect_timeout=wait)
         except self._psycopg.Error as e:
             raise EngineUnavailable(self.name, f"cannot connect to {where(dsn)}{as_whom}: "
                                     f"{error_message(e)}") from None

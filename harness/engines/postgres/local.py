@@ -68,8 +68,11 @@ class LocalPostgres:
     """A PostgreSQL server on 127.0.0.1 at a free port, for as long as the `with`
     block (or until `stop()`)."""
 
-    def __init__(self, timeout: float = START_TIMEOUT) -> None:
+    def __init__(self, timeout: float = START_TIMEOUT, password: str | None = None) -> None:
         self.timeout = timeout
+        # With a password the cluster asks for it (scram-sha-256) instead of trusting
+        # its user: the tests that check no secret is printed need a DSN that holds one.
+        self.password = password
         self.port: int | None = None
         self._dir: Path | None = None
         self._bin: Path | None = None
@@ -79,7 +82,8 @@ class LocalPostgres:
     def dsn(self) -> str:
         if self.port is None:
             raise RuntimeError("the PostgreSQL server is not started")
-        return f"host=127.0.0.1 port={self.port} user={USER} dbname=postgres"
+        secret = f" password={self.password}" if self.password is not None else ""
+        return f"host=127.0.0.1 port={self.port} user={USER} dbname=postgres{secret}"
 
     def __enter__(self) -> LocalPostgres:
         self.start()
@@ -109,7 +113,7 @@ class LocalPostgres:
                          self.timeout),
                 remove_step(self._dir)])
             self._hand_over(self._dir)
-            self._run("initdb", "-D", str(self._data), "-U", USER, "--auth=trust", "-E", "UTF8",
+            self._run("initdb", "-D", str(self._data), "-U", USER, *self._auth(), "-E", "UTF8",
                       "--locale=C.UTF-8", "--no-sync")
             self.port = free_loopback_port()
             options = (f"-p {self.port} -k {self._dir} -c listen_addresses=127.0.0.1 "
@@ -144,6 +148,15 @@ class LocalPostgres:
     def _log(self) -> Path:
         assert self._dir is not None
         return self._dir / "server.log"
+
+    def _auth(self) -> list[str]:
+        if self.password is None:
+            return ["--auth=trust"]
+        assert self._dir is not None
+        pwfile = self._dir / "pwfile"
+        pwfile.write_text(self.password + "\n", encoding="utf-8")
+        pwfile.chmod(0o644)  # read by initdb, which runs as SERVICE_USER under root
+        return ["--auth=scram-sha-256", f"--pwfile={pwfile}"]
 
     def _hand_over(self, directory: Path) -> None:
         if os.geteuid() != 0:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from harness.core.errors import EngineCrash, EngineError, EngineUnavailable
+from harness.core.secrets import redact
 from harness.engines.base import Engine, Item, Ran, attempt, library_missing
 from harness.engines.spark.compat import from_arrow, quiet_python_loggers, to_arrow
 from harness.engines.spark.connect import arrow_frame, is_connect_url, open_session, session_lost
@@ -188,6 +189,12 @@ class SparkEngine(Engine):
         # The client's release: what the local session runs (a Connect server's own
         # version is the server's; `version()` asks it).
         self.dialect = SPARK.at(pyspark.__version__)
+
+    @classmethod
+    def started_with(cls, options: Mapping[str, object]) -> str:
+        master = str(options.get("master") or DEFAULT_MASTER)
+        where = "the Spark Connect server" if is_connect_url(master) else "master"
+        return f"{where} {redact(master)}"  # a Connect URL may hold a token
 
     def start(self) -> None:
         self._state()
