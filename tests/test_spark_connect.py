@@ -34,7 +34,7 @@ from harness.core.errors import EngineCrash, EngineError, EngineUnavailable
 from harness.engines.registry import get_engine
 from harness.engines.spark import connect as spark_connect
 from harness.engines.spark.adapter import SparkEngine
-from harness.engines.spark.connect import LocalConnectServer, redacted
+from harness.engines.spark.connect import LocalConnectServer
 from harness.judge.runner import run_case
 
 pytestmark = pytest.mark.spark
@@ -124,12 +124,12 @@ def test_a_launch_only_setting_is_refused_at_start(server: LocalConnectServer) -
     engine = SparkEngine(master=server.url, config={"spark.sql.warehouse.dir": "/tmp/elsewhere"})
     with pytest.raises(EngineUnavailable, match="CANNOT_MODIFY_STATIC_CONFIG") as caught:
         engine.start()
-    assert "token=" not in str(caught.value)  # the URL's secret stays out of messages
+    assert server.url.rsplit("token=", 1)[1] not in str(caught.value)  # the URL's secret stays out
 
 
 def test_a_client_without_the_token_is_refused(server: LocalConnectServer) -> None:
     with pytest.raises(EngineUnavailable, match="authentication"):
-        SparkEngine(master=redacted(server.url)).start()
+        SparkEngine(master=server.url.split("/;", 1)[0]).start()  # no token
 
 
 def test_a_server_that_goes_away_is_a_crash_then_a_new_session(

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 
 from harness.core.errors import EngineUnavailable
 from harness.core.lifeline import Guardian, kill_group_step, remove_step
+from harness.core.secrets import redact
 from harness.engines.base import library_missing
 from harness.engines.ports import free_loopback_port
 from harness.engines.spark.daemons import end_group, log_tail, serve
@@ -65,11 +66,6 @@ _GONE_STATUS = "UNAVAILABLE"
 
 def is_connect_url(master: str) -> bool:
     return master.startswith("sc://")
-
-
-def redacted(url: str) -> str:
-    """`url` without its parameters (`/;token=...`), fit for messages and logs."""
-    return url.split("/;", 1)[0]
 
 
 def open_session(url: str, conf: Mapping[str, str]) -> ConnectSession:
@@ -100,7 +96,7 @@ def open_session(url: str, conf: Mapping[str, str]) -> ConnectSession:
             session.conf.set(key, value)
     except PySparkException as e:
         session.stop()
-        why = f"Spark Connect at {redacted(url)}: {short_message(e)}"
+        why = f"Spark Connect at {redact(url)}: {short_message(e)}"
         raise EngineUnavailable("spark", why) from e
     return session
 
