@@ -224,3 +224,25 @@ def test_the_fast_path_and_the_row_by_row_comparator_agree(duckdb_engine, sql, s
 
 def _unsuffixed(detail: str) -> str:
     return detail.removesuffix(" (under every order of tied rows)")
+
+
+def test_the_run_says_the_reference_and_the_judging_times(tmp_path):
+    """`run FILE.sql --tables DIR`: the summary line and the JSON (and so
+    run.json) carry the reference's evaluation time and each engine's judging."""
+    import json
+    import subprocess
+    import sys
+
+    import pyarrow.parquet as pq
+
+    pq.write_table(_table(2_000, 1, 10, 20), tmp_path / "t.parquet")
+    (tmp_path / "q.sql").write_text(QUERY + ";\n")
+    command = [sys.executable, "-m", "harness", "run", str(tmp_path / "q.sql"), "--tables", str(tmp_path),
+               "--engines", "reference,duckdb"]
+    text = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    assert "of which the reference's evaluations" in text and "judging: duckdb" in text
+    done = subprocess.run([*command, "--format", "json", "--out", str(tmp_path / "out")], capture_output=True,
+                          text=True, check=True)
+    for summary in (json.loads(done.stdout)["summary"],
+                    json.loads((tmp_path / "out" / "run.json").read_text())["summary"]):
+        assert summary["reference_seconds"] > 0 and set(summary["judge_seconds"]) == {"duckdb"}
