@@ -36,6 +36,7 @@ from harness.core.model import (
     SUBQUERY_EXPRS,
     Column,
     Select,
+    Star,
     SubqueryRef,
     TableRef,
     resolve_window,
@@ -148,6 +149,17 @@ def sensitive_only(plan: Plan) -> Select:
     return replace(query, items=tuple(query.items[c] for c in kept), order_by=())
 
 
+def narrowed(tables: dict[str, pa.Table], key: LocalKey, query: Select) -> dict[str, pa.Table]:
+    """The query's table with only the columns it reads (and the row id): the
+    reference turns every column of its input into Python values."""
+    if any(isinstance(n, Star) for n in walk(query)):
+        return tables
+    table = tables[key.table]
+    read = {n.name.lower() for n in walk(query) if isinstance(n, Column)} | {ROWID}
+    # Lower case both sides: a superset of what the reference's name lookup finds.
+    return {**tables, key.table: table.select([c for c in table.column_names if c.lower() in read])}
+
+
 def partition_of(table: pa.Table, key: LocalKey, ids: pa.ChunkedArray) -> pa.Table:
     """The partition key of each row id, as columns `__k0`... (no name of the user's)."""
     where = pc.index_in(ids, value_set=table.column(ROWID).combine_chunks())
@@ -231,7 +243,8 @@ def _with_witness(actual: pa.Table, plan: Plan, oracle: Oracle, key: LocalKey, f
     the order-sensitive columns only, over those partitions' rows only."""
     left = flags.filter(_any_column(flags, [f"d{c}" for c in sensitive]))
     tables = restrict(dict(oracle.tables), key, left)
-    witness = Oracle(sensitive_only(plan), tables, oracle.profile).evaluate(engine_order(actual, plan))
+    query = sensitive_only(plan)
+    witness = Oracle(query, narrowed(tables, key, query), oracle.profile).evaluate(engine_order(actual, plan))
     mine = rows_of_partitions(actual.select([*sensitive, plan.rowid_column]), len(sensitive), tables, key)
     both = aligned(mine, witness.table, len(sensitive))
     if both is None:
