@@ -46,6 +46,7 @@ from harness.core.model import (
 from harness.judge.columnar import aligned, any_set, column_masks
 from harness.judge.instrument import ROWID, Plan, sensitive_window_keys, window_key
 from harness.judge.oracle import Oracle
+from harness.judge.peer_search import plain_columns
 from reference_impl import PeerOrder
 
 ANOTHER_ORDER = "matched under another order of tied rows"
@@ -91,7 +92,8 @@ def local_key(plan: Plan, tables: dict[str, pa.Table]) -> LocalKey | None:
         return None
     table = tables.get(query.source.name)
     columns = tuple(e.name for e in next(iter(keys)))
-    if table is None or len(columns) != 1 or any(c not in table.column_names for c in columns):
+    if table is None or ROWID not in table.column_names or len(columns) != 1 \
+            or any(c not in table.column_names for c in columns):
         return None  # one key column: `restrict` keeps a NULL key's partition, a join would not
     if not all(_groups_as_sql(table.schema.field(c).type) for c in columns):
         return None
@@ -112,6 +114,9 @@ def witness_applies(plan: Plan) -> bool:
     keys_of = sensitive_window_keys(plan.query)
     if not keys_of or not plan.witness_columns:
         return False
+    hidden = [k.column for k in plan.order_keys or () if k.column >= plan.visible]
+    if not plain_columns(plan.query, hidden):
+        return False  # the search goes over the whole query, one order for all partitions
     wanted = set().union(*keys_of.values())
     query = plan.query
     shown = {window_key(resolve_window(w.window, query.windows, lenient=True))
