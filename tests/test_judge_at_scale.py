@@ -65,12 +65,16 @@ class _Case:
         return compare(answer, Judgement(self.plan, self.profile.null_ordering), oracle)
 
 
-@pytest.fixture(scope="module")
-def duckdb_engine():
-    engine = get_engine("duckdb")
+def _started(name: str):
+    engine = get_engine(name)
     engine.start()
     yield engine
     engine.close()
+
+
+@pytest.fixture(scope="module")
+def duckdb_engine():
+    yield from _started("duckdb")
 
 
 @pytest.fixture(scope="module")
@@ -209,10 +213,7 @@ def _mutations(answer: pa.Table, data) -> pa.Table:
 
 @pytest.fixture(scope="module")
 def sqlite_engine():
-    engine = get_engine("sqlite")
-    engine.start()
-    yield engine
-    engine.close()
+    yield from _started("sqlite")
 
 
 @pytest.mark.parametrize("name", ["duckdb", "sqlite"])  # SQLite orders ties per expression
