@@ -148,6 +148,18 @@ def test_every_planted_fault_fails_at_scale(at_scale, fault, row_by_row_rows):
         assert row_by_row_rows and max(row_by_row_rows) < 1000  # one partition's rows, not 50,000
 
 
+def test_string_views_are_judged_as_strings(at_scale, row_by_row_rows):
+    """DataFusion answers strings as string_view, which Arrow cannot take rows of:
+    judged as the same strings, a fault in another column still found."""
+    answer = at_scale.answer
+    viewed = answer.set_column(4, pa.field("s", pa.string_view()), answer.column(4).cast(pa.string_view()))
+    assert at_scale.judge(viewed).verdict is Verdict.MATCH
+    row = answer.num_rows // 3
+    outcome = at_scale.judge(_set(viewed, DR, row, answer.column(DR)[row].as_py() + 1))
+    assert outcome.verdict is Verdict.MISMATCH and "column dr" in outcome.detail
+    assert max(row_by_row_rows) < 1000
+
+
 def test_a_float_within_its_bound_still_matches(at_scale):
     ad = at_scale.answer.column(AD).to_pylist()
     i = next(i for i, v in enumerate(ad) if v not in (None, 0.0))

@@ -40,7 +40,20 @@ def aligned(actual: pa.Table, reference: pa.Table, rowid: int) -> tuple[pa.Table
     a_sorted, e_sorted = a_ids.take(a_order), e_ids.take(e_order)
     if not _unique_sorted(e_sorted) or not pc.all(pc.equal(a_sorted.cast(e_sorted.type), e_sorted)).as_py():
         return None
-    return actual.take(a_order), reference.take(e_order), e_order
+    try:
+        return takeable(actual).take(a_order), takeable(reference).take(e_order), e_order
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid):  # a type Arrow cannot take rows of
+        return None
+
+
+def takeable(table: pa.Table) -> pa.Table:
+    """String views (DataFusion's strings) as large strings: the same values,
+    which Arrow can take rows of and compare."""
+    for i, f in enumerate(table.schema):
+        if pa.types.is_string_view(f.type):
+            table = table.set_column(i, pa.field(f.name, pa.large_string(), f.nullable),
+                                     table.column(i).cast(pa.large_string()))
+    return table
 
 
 def _unique_sorted(ids: pa.ChunkedArray) -> bool:

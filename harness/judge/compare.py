@@ -52,6 +52,7 @@ from harness.judge.cells import (  # noqa: F401 (float_tolerance and type_class 
     type_class,
     zero_sign_note,
 )
+from harness.judge.columnar import takeable
 from harness.judge.instrument import OrderKey, Plan
 from harness.judge.list_orders import list_orders
 from harness.judge.oracle import Oracle
@@ -367,6 +368,8 @@ class Judgement:
 def compare(actual: pa.Table, judgement: Judgement, oracle: Oracle) -> Outcome:
     """Judge an engine's answer to the instrumented query against the reference."""
     plan = judgement.plan
+    engine_schema = actual.schema  # as the engine typed it, for the type check's words
+    actual = takeable(actual)  # DataFusion's string views: rows Arrow can take and compare
     user = range(plan.visible if plan.visible >= 0 else actual.num_columns)
     quick = oracle.answer()
     if actual.num_columns == quick.num_columns and identical_answer(actual, quick, plan, user):
@@ -377,7 +380,7 @@ def compare(actual: pa.Table, judgement: Judgement, oracle: Oracle) -> Outcome:
             Verdict.MISMATCH,
             f"engine returned {actual.num_columns} columns, expected {reference.table.num_columns}",
         )
-    mismatched = _type_mismatches(actual.schema, reference.table.schema, user)
+    mismatched = _type_mismatches(engine_schema, reference.table.schema, user)
     if mismatched:
         return Outcome(Verdict.TYPE_MISMATCH, mismatched)
     if judgement.check_order and plan.order_keys:
