@@ -20,7 +20,6 @@ from collections.abc import Mapping, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from harness.judge.instrument import ROWID
 from reference_impl.float_error import FLOAT_ULPS
 
 _TINY = 2.0**-1022  # `float_tolerance`'s least scale
@@ -149,10 +148,6 @@ def column_masks(actual: pa.Table, reference: pa.Table, order: pa.Array, columns
 
 def any_set(mask: pa.Array) -> bool:
     return bool(pc.any(mask).as_py())
-
-
-def rowids(table: pa.Table) -> pa.ChunkedArray:
-    return table.column(ROWID)
 
 
 def same_values(a: pa.Table, b: pa.Table, rowid: int) -> bool | None:
