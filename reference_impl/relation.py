@@ -47,6 +47,10 @@ class Relation:
     _by_name: tuple[tuple[Field, ...], dict[str, list[int]]] | None = field(
         default=None, init=False, repr=False, compare=False
     )
+    # `row_mapping`'s (index, key) pairs, made on first use (for `fields`).
+    _mapping_keys: tuple[tuple[Field, ...], list[tuple[int, str]]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def resolve(self, column: Column) -> int:
         """The index of the field a column reference names (exact case first)."""
@@ -90,14 +94,17 @@ class Relation:
 
         A name that occurs twice (after a join) is qualified by its table.
         """
-        visible = self.visible()
-        names = [self.fields[i].name for i in visible]
-        out: dict[str, object] = {}
-        for i, name in zip(visible, names, strict=True):
-            f = self.fields[i]
-            key = name if names.count(name) == 1 else f"{f.table}.{name}"
-            out[key] = row[i]
-        return out
+        return {key: row[i] for i, key in self._keys()}
+
+    def _keys(self) -> list[tuple[int, str]]:
+        """Once per list of fields: the hook is called for every tied row at scale."""
+        if self._mapping_keys is None or self._mapping_keys[0] is not self.fields:
+            visible = self.visible()
+            names = [self.fields[i].name for i in visible]
+            keys = [(i, name if names.count(name) == 1 else f"{self.fields[i].table}.{name}")
+                    for i, name in zip(visible, names, strict=True)]
+            self._mapping_keys = (self.fields, keys)
+        return self._mapping_keys[1]
 
     def qualified(self, table: str | None) -> Relation:
         """The same rows, every field now belonging to `table` (FROM t AS alias)."""

@@ -35,6 +35,7 @@ from harness.core.model import (
     Expr,
     FramedWindowCopy,
     FuncCall,
+    Literal,
     Select,
     WindowExpr,
     WindowSpec,
@@ -360,7 +361,7 @@ def _evaluate_window_function(
     values: list = [None] * len(rel.rows)
     for n, part in enumerate(window.partitions):
         rows = window.partition_rows(rel, n)
-        arg_values = [list(map(a.fn, rows)) for a in args]
+        arg_values = _argument_values(args, call.args, rows)
         runs = _runs_or_none(runs_of, n) if by_runs is not None else None
         frame_of = partial(frame_positions, frame, part)
         w = WindowCall(call, part, arg_values, frame_of, result_type, runs)
@@ -368,6 +369,13 @@ def _evaluate_window_function(
         for i, r in enumerate(part.rows):
             values[r] = row_value(w, i)  # type: ignore[misc]
     return WindowResult(values, result_type)
+
+
+def _argument_values(args: list[Compiled], exprs: tuple[Expr, ...], rows: list[Row]) -> list[list]:
+    """Each argument's value in each row; a literal's computed once (lag's
+    default `0`, cast to the value's type, was a million casts at scale)."""
+    return [[a.fn(rows[0])] * len(rows) if isinstance(e, Literal) and rows else list(map(a.fn, rows))
+            for a, e in zip(args, exprs, strict=True)]
 
 
 def _evaluate_ranked_within_frame(
@@ -388,7 +396,7 @@ def _evaluate_ranked_within_frame(
     for n, part in enumerate(window.partitions):
         rows = window.partition_rows(rel, n)
         key_values = [tuple([k.fn(row) for k in keys]) for row in rows]
-        arg_values = [list(map(a.fn, rows)) for a in args]
+        arg_values = _argument_values(args, call.args, rows)
         if whole:  # every frame is the partition: one sort ranks all its rows
             for i, (before, peers) in _ranks_in_partition(key_values, specs).items():
                 values[part.rows[i]] = ranked_within_frame(call.name, [a[i] for a in arg_values], before,

@@ -22,6 +22,7 @@ RUNS = {
                                     "--baseline-rows", "200"],
     "reference_speed-campaign": ["reference_speed.py", "--workload", "campaign", "--groups", "2",
                                  "--siblings", "2", "--runs", "1"],
+    "reference_speed-tables": ["reference_speed.py", "--workload", "tables-200k", "--rows", "2000"],
     "load_speed": ["load_speed.py", "--rows", "300", "--baseline-rows", "200"],
     "realistic_sql": ["realistic_sql.py", "--limit", "2"],
     "sibling_cost": ["sibling_cost.py", "--engines", "duckdb", "--shapes", "1", "--siblings", "3"],

@@ -52,9 +52,19 @@ from harness.judge.cells import (  # noqa: F401 (float_tolerance and type_class 
     type_class,
     zero_sign_note,
 )
-from harness.judge.instrument import ROWID, OrderKey, Plan
+from harness.judge.columnar import takeable
+from harness.judge.instrument import OrderKey, Plan
 from harness.judge.list_orders import list_orders
 from harness.judge.oracle import Oracle
+from harness.judge.partitions import (
+    decide,
+    local_key,
+    merged_notes,
+    order_by_positions,
+    order_note,
+    restrict,
+    rows_of_partitions,
+)
 from harness.judge.peer_search import SAMPLE_SECONDS, SAMPLES, search_units
 from reference_impl import Evaluation, PeerOrder
 
@@ -358,6 +368,8 @@ class Judgement:
 def compare(actual: pa.Table, judgement: Judgement, oracle: Oracle) -> Outcome:
     """Judge an engine's answer to the instrumented query against the reference."""
     plan = judgement.plan
+    engine_schema = actual.schema  # as the engine typed it, for the type check's words
+    actual = takeable(actual)  # DataFusion's string views: rows Arrow can take and compare
     user = range(plan.visible if plan.visible >= 0 else actual.num_columns)
     quick = oracle.answer()
     if actual.num_columns == quick.num_columns and identical_answer(actual, quick, plan, user):
@@ -368,15 +380,47 @@ def compare(actual: pa.Table, judgement: Judgement, oracle: Oracle) -> Outcome:
             Verdict.MISMATCH,
             f"engine returned {actual.num_columns} columns, expected {reference.table.num_columns}",
         )
-    mismatched = _type_mismatches(actual.schema, reference.table.schema, user)
+    mismatched = _type_mismatches(engine_schema, reference.table.schema, user)
     if mismatched:
         return Outcome(Verdict.TYPE_MISMATCH, mismatched)
-    rows = rows_of(actual)
     if judgement.check_order and plan.order_keys:
-        unsorted = _check_sorted(rows, plan.order_keys, judgement.null_ordering)
+        unsorted = _check_sorted(*_key_rows(actual, plan.order_keys), judgement.null_ordering)
         if unsorted:
             return Outcome(Verdict.MISMATCH, unsorted)
-    return _with_order_note(_judge_with_ties(rows, judgement, oracle, user), judgement)
+    by_partitions = _judge_partitions(actual, judgement, oracle, user)
+    if by_partitions is not None:
+        return _with_order_note(by_partitions, judgement)
+    return _with_order_note(_judge_with_ties(rows_of(actual), judgement, oracle, user), judgement)
+
+
+def _key_rows(actual: pa.Table, keys: Sequence[OrderKey]) -> tuple[Rows, list[OrderKey]]:
+    """The ORDER BY key columns alone as Python rows (what `_check_sorted` reads), and the keys renumbered."""
+    columns = list(dict.fromkeys(k.column for k in keys))
+    return (rows_of(actual.select(columns)),
+            [dataclasses.replace(k, column=columns.index(k.column)) for k in keys])
+
+
+def _judge_partitions(actual: pa.Table, judgement: Judgement, oracle: Oracle, user: range) -> Outcome | None:
+    """The fast path at scale (`harness.judge.partitions`): the partitions Arrow
+    decides, and the row-by-row judgement of the others over their rows only;
+    None where it does not apply (the row-by-row comparator judges it all)."""
+    plan = judgement.plan
+    if plan.rowid_column is None or plan.limit is not None or plan.offset is not None:
+        return None
+    hidden = [k.column for k in plan.order_keys or () if k.column not in user]
+    decided = decide(actual, plan, oracle, [*user, *dict.fromkeys(hidden)])
+    if decided is None:
+        return None
+    if decided.undecided is None:
+        return Outcome(Verdict.MATCH, notes=order_note(decided.candidates))
+    key = local_key(plan, dict(oracle.tables))
+    assert key is not None  # partitions were told apart by it
+    tables = restrict(dict(oracle.tables), key, decided.undecided)
+    rows = rows_of(rows_of_partitions(actual, plan.rowid_column, tables, key))
+    outcome = _judge_with_ties(rows, judgement, Oracle(oracle.query, tables, oracle.profile), user)
+    if outcome.verdict is not Verdict.MATCH:
+        return outcome
+    return dataclasses.replace(outcome, notes=merged_notes(outcome.notes, decided.candidates))
 
 
 def _with_order_note(outcome: Outcome, judgement: Judgement) -> Outcome:
@@ -688,15 +732,7 @@ def _rn_order(rows: Rows, plan: Plan) -> PeerOrder:
     positions: dict[object, dict[object, int]] = {}
     for key, column in plan.witness_columns:
         positions[key] = {r[plan.rowid_column]: r[column] for r in rows.rows}
-
-    def order(key: object, group: Sequence[dict]) -> Sequence[int]:
-        seen = positions.get(key, {})
-        return sorted(
-            range(len(group)),
-            key=lambda i: (seen.get(group[i].get(ROWID)) is None, seen.get(group[i].get(ROWID)) or 0, i),
-        )
-
-    return order
+    return order_by_positions(positions)
 
 
 Comparator = Callable[[pa.Table, Judgement, Oracle], Outcome]

@@ -167,6 +167,7 @@ def _judge_chunk(batch: _Chunk, engines: Sequence[Engine], run: RunResults, bare
                     result.seconds = pending.seconds
             run.query_seconds[engine.name] += result.seconds
             mine.append(result)
+        run.add_times(prepared, mine)
         prepared.flag_suspect_reference(mine, engines)
         source = judge_source_answer(prepared)
         if source is not None:

@@ -219,7 +219,7 @@ def _has_plain_aggregate(query: Select) -> bool:
     return any(contains_aggregate(c) for c in clauses if c is not None)
 
 
-def _window_key(spec: WindowSpec) -> WindowKey:
+def window_key(spec: WindowSpec) -> WindowKey:
     return (spec.partition_by, spec.order_by)
 
 
@@ -238,7 +238,7 @@ def _sensitive_windows(query: Select) -> list[WindowSpec]:
         for w in window_exprs(expr):
             spec = resolve_window(w.window, query.windows, lenient=True)
             if depends_on_peer_order(w.func, spec.frame, bool(spec.order_by)):
-                specs.setdefault(_window_key(spec), spec)
+                specs.setdefault(window_key(spec), spec)
     return list(specs.values())
 
 
@@ -251,7 +251,7 @@ def _add_witnesses(
     ordered = [spec for spec in _sensitive_windows(query) if spec.order_by or unordered]
     for i, spec in enumerate(ordered):
         rn_spec = WindowSpec(partition_by=spec.partition_by, order_by=spec.order_by)
-        witness.append((_window_key(spec), len(items)))
+        witness.append((window_key(spec), len(items)))
         items.append(SelectItem(WindowExpr(FuncCall("row_number"), rn_spec), f"{RN_PREFIX}{i}"))
     return witness
 
@@ -284,7 +284,7 @@ def sensitive_window_keys(query: Query) -> dict[int, frozenset[WindowKey]] | Non
         for w in window_exprs(item.expr):
             spec = resolve_window(w.window, query.windows, lenient=True)
             if depends_on_peer_order(w.func, spec.frame, bool(spec.order_by)):
-                found.add(_window_key(spec))
+                found.add(window_key(spec))
         if found:
             keys[i] = frozenset(found)
     return keys
@@ -300,7 +300,7 @@ def plain_row_number(query: Query, column: int) -> WindowKey | None:
     if not isinstance(expr, WindowExpr) or expr.func != FuncCall("row_number"):
         return None
     spec = resolve_window(expr.window, query.windows, lenient=True)
-    return _window_key(spec)
+    return window_key(spec)
 
 
 def _all_order_keys(query: Select) -> tuple[OrderKey, ...] | None:

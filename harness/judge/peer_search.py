@@ -120,7 +120,7 @@ def search_units(
     if plan.rowid_column is None:
         return None
     hidden = [k.column for k in plan.order_keys or () if k.column not in user]
-    if not _plain_columns(plan.query, hidden):
+    if not plain_columns(plan.query, hidden):
         return None  # a hidden ORDER BY key over a window: its values may depend on peer order
     cut = plan.limit is not None or plan.offset is not None
     if cut and (not plan.order_keys or any(k.column in plan.sensitive_columns for k in plan.order_keys)):
@@ -172,7 +172,7 @@ def _kept_rowids(default: Rows, plan: Plan) -> set[object] | None:
     return kept
 
 
-def _plain_columns(query: object, columns: Sequence[int]) -> bool:
+def plain_columns(query: object, columns: Sequence[int]) -> bool:
     """Whether these select-list columns hold no window expression."""
     from harness.core.model import Select, window_exprs
 

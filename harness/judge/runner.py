@@ -42,6 +42,7 @@ from harness.core.stages import stage
 from harness.core.types import TypeKind
 from harness.engines.base import Engine
 from harness.judge.bare import bare_comparator
+from harness.judge.columnar import same_values
 from harness.judge.compare import (
     PASSING,
     Comparator,
@@ -74,6 +75,9 @@ class Result:
     sql: str | None = None
     seconds: float = 0.0
     facts: Facts = field(default_factory=Facts)
+    # Of `seconds`, judging the answer (the comparator and its notes; the
+    # reference's evaluations under other orders of tied rows among them).
+    judge_seconds: float = field(default=0.0, compare=False)
     # The engine's raw answer (hidden witness columns included), kept for
     # findings and replay; never part of the JSON verdict.
     answer: pa.Table | None = field(default=None, repr=False, compare=False)
@@ -119,10 +123,21 @@ class RunResults:
     results: list[Result] = field(default_factory=list)
     startup_seconds: dict[str, float] = field(default_factory=dict)
     query_seconds: Counter = field(default_factory=Counter)
+    # The reference's evaluations of the cases (under every profile judged), and
+    # per engine the time spent judging its answers (`Result.judge_seconds`).
+    reference_seconds: float = 0.0
+    judge_seconds: Counter = field(default_factory=Counter)
     wall_seconds: float = 0.0
     # Each case's `source_answer` judged against the reference (`harness.judge.source`):
     # shown beside the verdicts, never one of them.
     sources: list[SourceResult] = field(default_factory=list)
+
+    def add_times(self, prepared: PreparedCase, results: Sequence[Result]) -> None:
+        """One case's reference evaluations and the judging of its answers."""
+        self.reference_seconds += prepared.reference_seconds()
+        for r in results:
+            if r.judge_seconds:  # the engines whose answers were judged
+                self.judge_seconds[r.engine] += r.judge_seconds
 
     def source_counts(self) -> dict[str, int]:
         return dict(Counter(s.verdict.value for s in self.sources))
@@ -300,19 +315,21 @@ def run_cases(
     for i, case in enumerate(cases):
         if progress:
             progress(i, len(cases), case.id)
-        run.results.extend(run_case(case, engines, run.query_seconds, bare=bare, sources=run.sources))
+        run.results.extend(run_case(case, engines, run.query_seconds, bare=bare, sources=run.sources, timing=run))
     run.wall_seconds = time.perf_counter() - t0
     return run
 
 
 def run_case(case: Case, engines: Sequence[Engine], clock: Counter | None = None,
-             flag: bool = True, bare: bool = False, sources: list[SourceResult] | None = None) -> list[Result]:
+             flag: bool = True, bare: bool = False, sources: list[SourceResult] | None = None,
+             timing: RunResults | None = None) -> list[Result]:
     """One verdict per engine. The reference is always judged against the case's
     rows (it is the oracle), and listed only when it is among `engines`.
     `flag=False` leaves the suspect-reference check to a caller that has more
     engines' verdicts to add (`flag_suspect_reference`). `bare`: each engine's
     verdict on the bare query too, kept as its result's `bare` (`run_bare`).
-    `sources`: where the case's `source_answer`, judged, goes (`judge_source_answer`)."""
+    `sources`: where the case's `source_answer`, judged, goes (`judge_source_answer`);
+    `timing`: the run whose reference and judging times it adds to."""
     prepared = PreparedCase(case)
     results = []
     for engine in engines:
@@ -325,6 +342,8 @@ def run_case(case: Case, engines: Sequence[Engine], clock: Counter | None = None
         if clock is not None:
             clock[engine.name] += result.seconds
         results.append(result)
+    if timing is not None:
+        timing.add(prepared, results)
     if flag:
         prepared.flag_suspect_reference(results, engines)
     if bare:
@@ -400,6 +419,12 @@ class PreparedCase:
                          if has_unordered_sensitive_window(case.query) else plain)
             found = self._restricted[restriction.query] = (plain, witnessed)
         return found
+
+    def reference_seconds(self) -> float:
+        """The reference's evaluations of this case, under every profile asked for
+        (each instrumented form's, a restricted query's too)."""
+        forms = {id(p): p for p in (self.plain, self.witnessed, *(f for pair in self._restricted.values() for f in pair))}
+        return sum(p.seconds for p in forms.values())
 
     def flag_suspect_reference(self, results: list[Result], engines: Sequence[Engine]) -> None:
         flag_suspect_reference(self.case, self.reference, results, engines)
@@ -597,29 +622,37 @@ def judge_answer(p: _Prepared, engine: Engine, result: Result, answer: pa.Table)
     elif ref.gap is not None:
         _harness_failed(result, Verdict.INCONCLUSIVE, f"reference cannot evaluate: {ref.gap}")
     else:
-        judgement = Judgement(p.plan, engine.dialect.semantics.null_ordering)
+        t0 = time.perf_counter()
         try:
-            with search_limit(), stage("judging"):
-                _fill(result, p.comparator(answer, judgement, ref.oracle))
-        except ReferenceTimeout as e:  # searching orders of tied rows evaluates it again and again
-            _harness_failed(result, Verdict.INCONCLUSIVE, f"reference cannot evaluate: {e}")
-            return said_restricted(result, p)
-        if p.batched is None or result.verdict is not Verdict.MATCH:
-            # Not on a batch sibling's match: said nowhere (a campaign shows what
-            # does not pass), and re-evaluating each knob on each sibling costs more
-            # than the rest of its judging.
-            result.notes += _by_design_note(p, engine.dialect.semantics)
+            _judge_against(p, engine, result, answer, ref)
+        finally:
+            result.judge_seconds = time.perf_counter() - t0
     return said_restricted(result, p)
+
+
+def _judge_against(p: _Prepared, engine: Engine, result: Result, answer: pa.Table, ref: _Judged) -> None:
+    judgement = Judgement(p.plan, engine.dialect.semantics.null_ordering)
+    try:
+        with search_limit(), stage("judging"):
+            _fill(result, p.comparator(answer, judgement, ref.oracle))
+    except ReferenceTimeout as e:  # searching orders of tied rows evaluates it again and again
+        _harness_failed(result, Verdict.INCONCLUSIVE, f"reference cannot evaluate: {e}")
+        return
+    if p.batched is None or result.verdict is not Verdict.MATCH:
+        # Not on a batch sibling's match: said nowhere (a campaign shows what
+        # does not pass), and re-evaluating each knob on each sibling costs more
+        # than the rest of its judging.
+        result.notes += _by_design_note(p, engine.dialect.semantics)
 
 
 def _by_design_note(p: _Prepared, profile: SemanticsProfile) -> tuple[str, ...]:
     """Say so when the engine's profile gives another answer than the case's profile,
     naming the knobs that make the difference."""
-    if p.under(profile) is p.under(p.profile) or _answer(p, profile) == _answer(p, p.profile):
+    if p.under(profile) is p.under(p.profile) or _same_answer(p, profile, p.profile):
         return ()  # one evaluation serves both: the knobs that differ do not touch this query
     knobs = [
         knob for knob in profile.differences(p.profile)
-        if _answer(p, replace(p.profile, **{knob: getattr(profile, knob)})) != _answer(p, p.profile)
+        if not _same_answer(p, replace(p.profile, **{knob: getattr(profile, knob)}), p.profile)
     ]
     named = ', '.join(knobs) or 'several knobs together'
     refused = p.under(p.profile).invalid
@@ -628,6 +661,21 @@ def _by_design_note(p: _Prepared, profile: SemanticsProfile) -> tuple[str, ...]:
                 f"the {profile.name} profile answers it ({named})",)
     return (f"by design: the {profile.name} profile's answer differs from the "
             f"{p.profile.name} one ({named})",)
+
+
+def _same_answer(p: _Prepared, profile: SemanticsProfile, other: SemanticsProfile) -> bool:
+    """Whether the reference's rows under two profiles hold the same values:
+    by row id in Arrow where the answer has row ids and no order of its own
+    (a million rows as Python values took longer than judging them), else as
+    Python values (`_answer`)."""
+    mine, theirs = p.under(profile), p.under(other)
+    rowid = p.plan.rowid_column
+    plain = all(j.invalid is None and j.gap is None for j in (mine, theirs))
+    if plain and rowid is not None and not _ordered(p.plan.query):
+        same = same_values(mine.oracle.answer(), theirs.oracle.answer(), rowid)
+        if same is not None:
+            return same
+    return _answer(p, profile) == _answer(p, other)
 
 
 def _answer(p: _Prepared, profile: SemanticsProfile) -> object:

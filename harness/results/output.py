@@ -29,6 +29,10 @@ def summary(run: RunResults) -> dict:
         "wall_seconds": round(run.wall_seconds, 2),
         "startup_seconds": {k: round(v, 2) for k, v in run.startup_seconds.items()},
         "query_seconds": {k: round(v, 2) for k, v in run.query_seconds.items()},
+        # Parts of the above: the reference's evaluations (under each engine's profile),
+        # and judging each engine's answers (the tie search's evaluations included).
+        "reference_seconds": round(run.reference_seconds, 2),
+        "judge_seconds": {k: round(v, 2) for k, v in run.judge_seconds.items()},
         # Cases whose source answer (an engine suite's recorded answer) was judged, by
         # outcome: only in a run that has them.
         **({"source_answers": run.source_counts()} if run.sources else {}),
@@ -184,7 +188,9 @@ def _write_details(run: RunResults, out: TextIO, known: Known) -> None:
 def _write_footer(run: RunResults, out: TextIO) -> None:
     startup = ", ".join(f"{k} {v:.1f}s" for k, v in run.startup_seconds.items())
     queries = ", ".join(f"{k} {v:.1f}s" for k, v in run.query_seconds.items())
-    out.write(f"wall time {run.wall_seconds:.1f}s; start-up: {startup}; queries: {queries}\n")
+    judging = ", ".join(f"{k} {v:.1f}s" for k, v in run.judge_seconds.items()) or "none"
+    out.write(f"wall time {run.wall_seconds:.1f}s; start-up: {startup}; queries: {queries} "
+              f"(of which the reference's evaluations {run.reference_seconds:.1f}s; judging: {judging})\n")
     verdict = "PASS" if run.passed else "FAIL"
     out.write(f"{verdict}: every verdict is match or unsupported\n" if run.passed else
               f"{verdict}: some verdicts are neither a match, a rejection the definition requires, nor unsupported (see above)\n")
