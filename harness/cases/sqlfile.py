@@ -32,6 +32,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from harness.cases.case import Case
+from harness.cases.names import bad_name, check_table_names
 from harness.cases.sqlsetup import (
     CreateTable,
     CreateTableAs,
@@ -127,6 +128,10 @@ class _Broken(Exception):
     """A statement depends on one left out: it is left out, saying which."""
 
 
+class _Located(InvalidCase):
+    """A statement's error that names its own FILE:LINE:COL (said as it is)."""
+
+
 @dataclass
 class _File:
     """One file's reading: its catalog and where each statement is."""
@@ -191,7 +196,7 @@ def _read_one(f: _File, s: Statement) -> None:
         f.out.left_out.append(LeftOut(f.where(s), str(e), s.first_line))
         _mark(f, s, is_query)
     except InvalidInput as e:
-        f.out.invalid.append(InvalidCase(str(e), f.where(s)))
+        f.out.invalid.append(e if isinstance(e, _Located) else InvalidCase(str(e), f.where(s)))
         _mark(f, s, is_query)
 
 
@@ -264,6 +269,10 @@ def _reads(f: _File, query: Query) -> dict[str, _Table]:
 def _query_case(f: _File, s: Statement, query: Query) -> Case:
     read = _reads(f, query)
     tables = {name: t.data.combine_chunks() for name, t in read.items()}
+    check_table_names(tables)
+    if found := bad_name(s.text):
+        token, why = found
+        raise _Located(why, f.where(s, token.line, token.column))
     _check_names(query, tables)
     return Case(id=f"{f.path.stem}/q{f.queries}", description=s.comment or s.first_line, tags=(),
                 schemas=tuple(t.schema for t in read.values()), tables=tables, sql=s.text + "\n",

@@ -23,8 +23,9 @@ from types import ModuleType
 import pyarrow as pa
 
 from harness.core.dialect import Dialect
-from harness.core.errors import EngineUnavailable, InvalidInput
+from harness.core.errors import EngineUnavailable, InvalidInput, Unsupported
 from harness.core.model import Query
+from harness.core.names import CASE_ONLY_NAMES, case_only_clash
 
 # How long an engine may take to start, apart from the per-query --timeout: a
 # worker's interpreter and the engine in it (a SparkSession's JVM: ~5 s alone,
@@ -198,8 +199,18 @@ class Engine(ABC):
 
         return write(query, self.dialect)
 
+    def check_tables(self, tables: Mapping[str, pa.Table]) -> None:
+        """Unsupported when `tables` hold names this engine's dialect cannot tell
+        apart (`CASE_ONLY_NAMES` in its `unrepresentable`): loaded, two columns
+        "a" and "A" would be one, and its answer a false mismatch or error."""
+        if CASE_ONLY_NAMES in self.dialect.unrepresentable:
+            clash = case_only_clash(tables)
+            if clash is not None:
+                raise Unsupported(CASE_ONLY_NAMES, clash)
+
     def execute(self, query: Query, tables: Mapping[str, pa.Table]) -> pa.Table:
         """Render `query` in this engine's dialect and run it over `tables`."""
+        self.check_tables(tables)
         return self.run(tables, self.render(query))
 
     @abstractmethod

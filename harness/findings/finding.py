@@ -20,6 +20,7 @@ import pyarrow as pa
 from harness.cases.case import Case
 from harness.cases.casefile import SavedCase, rows_doc, save_case
 from harness.core.errors import CannotWrite
+from harness.core.names import HIDDEN_PREFIX
 from harness.core.stages import stage
 from harness.engines.base import Engine
 from harness.findings.majority import classify
@@ -32,7 +33,6 @@ FINDING_VERDICTS = frozenset({
     Verdict.SUSPECT_REFERENCE, Verdict.NONDETERMINISTIC, Verdict.WRONGLY_ACCEPTED,
     Verdict.WRONGLY_REJECTED,
 })
-HIDDEN_PREFIX = "__wh_"
 # A reduction given less time than this (the campaign's end is near) is not begun.
 MIN_REDUCE_SECONDS = 5.0
 

@@ -24,7 +24,7 @@ import pyarrow as pa
 
 import harness
 from harness.cases.case import Case
-from harness.core.errors import EngineError, InvalidInput
+from harness.core.errors import EngineError, InvalidInput, Unsupported
 from harness.core.model import Select, WindowExpr, resolve_window, walk
 from harness.core.semantics import SemanticsProfile
 from harness.engines.base import Engine
@@ -101,6 +101,10 @@ def build_issue(case: Case, engine: Engine, others: Sequence[Engine] | None = No
     `others`: engines to run for context, when the case has no finding record
     naming other engines (None: the record's only)."""
     dialect = engine.dialect
+    try:
+        engine.check_tables(case.tables)
+    except Unsupported as e:  # a difference its dialect declares: no bug to report
+        raise InvalidInput(f"{engine.name}: {e}: not a bug to report", case_location(case)) from None
     statements = reproduction(case, dialect)
     engine.start()
     actual = run_bare(engine, case)

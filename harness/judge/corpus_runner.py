@@ -136,6 +136,7 @@ def _render(prepared: PreparedCase, engine: Engine) -> _Pending:
     result.reference_answer = reference_table(ref)
     item: Item | None = None
     try:
+        engine.check_tables(p.tables)
         result.sql = engine.render(p.plan.query)
         item = (p.tables, result.sql)
     except InvalidQuery as e:  # the writer could not spell the model: a harness bug

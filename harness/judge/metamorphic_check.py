@@ -131,6 +131,7 @@ def _run(engine: Engine, case: Case) -> _Side:
     side = _Side(case.sql)
     try:
         with stage(f"engine {engine.name}"):
+            engine.check_tables(case.tables)
             side.sql = engine.render(case.query)
             side.answer = engine.run(case.tables, side.sql)
     except (Unsupported, ReferenceGap) as e:

@@ -551,6 +551,7 @@ def _judge_engine(p: _Prepared, engine: Engine) -> Result:
     result.reference_answer = reference_table(ref)
     try:
         with stage(f"engine {engine.name}"):
+            engine.check_tables(p.tables)
             result.sql = engine.render(p.plan.query)
             answer = engine.run(p.tables, result.sql)
     except InvalidQuery as e:  # the writer could not spell the model: a harness bug

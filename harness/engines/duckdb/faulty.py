@@ -61,12 +61,14 @@ from harness.core.model import (
     resolve_window,
     window_exprs,
 )
+from harness.core.names import (
+    HIDDEN_PREFIX,  # every hidden column of harness.judge.instrument starts so
+)
 from harness.engines.base import Engine
 from harness.engines.duckdb.adapter import DuckDBEngine
 from harness.sql.literals import fits_integer, natural_decimal_type, natural_integer_type
 from reference_impl.rewrite import map_children, replace_exprs
 
-HIDDEN_PREFIX = "__wh_"  # every hidden column of harness.judge.instrument starts so
 PEERS_PREFIX = "__faulty_peers_"  # tie-value's own helper columns, dropped again
 
 

@@ -32,6 +32,7 @@ from decimal import Decimal
 
 from harness.core.dialect import NULLS_SMALLEST, Dialect, Feature
 from harness.core.errors import Unsupported
+from harness.core.names import CASE_ONLY_NAMES
 from harness.core.semantics import SemanticsProfile, StringAggArgument
 from harness.core.types import SqlType, TypeKind
 
@@ -178,6 +179,7 @@ SQLITE = SQLiteDialect(
     # `near "(": syntax error`, but `WITH q(a, b) AS (...)` works (3.40.1): the
     # writer renames through a WITH query inside the derived table.
     derived_column_lists=False,
+    # Names told apart only by letter case: CREATE TABLE t ("a", "A"): "duplicate column name: A" (3.40).
     unrepresentable=frozenset(
-        [*UNREPRESENTABLE.values(), *UNREPRESENTABLE_DATA.values(), NAN_DATA, OTHER_DATA]),
+        [*UNREPRESENTABLE.values(), *UNREPRESENTABLE_DATA.values(), NAN_DATA, OTHER_DATA, CASE_ONLY_NAMES]),
 )
