@@ -47,6 +47,7 @@ from harness.core.errors import (
     InvalidCase,
     InvalidInput,
     InvalidQuery,
+    NestedTooDeeply,
     ReferenceGap,
 )
 from harness.core.model import ColumnDef, Literal, Query, Select, SelectItem, TableSchema, Values
@@ -178,6 +179,11 @@ def _read_one(f: _File, s: Statement) -> None:
     f.queries += is_query
     try:
         _run(f, s, read_statement(s.text))
+    except NestedTooDeeply as e:
+        # Past the harness's documented limit, not a construct the model lacks: the file's error.
+        line, column = _position(e) or (1, 1)
+        f.out.invalid.append(InvalidCase(_message(e), f.where(s, line, column)))
+        _mark(f, s, is_query)
     except InvalidQuery as e:
         place = _position(e)
         line, column = place or (1, 1)
