@@ -19,6 +19,7 @@ from harness.cases.tables import require as _require
 from harness.cases.yamldoc import read_yaml
 from harness.core.errors import HarnessError, InvalidCase, InvalidInput, InvalidQuery
 from harness.core.model import Query, TableSchema
+from harness.core.names import model_name_problem
 
 __all__ = ["Case", "Expected", "ListedCase", "case_from_doc", "case_id", "coerce_value", "discover",
            "list_cases", "load_case", "load_cases"]
@@ -146,6 +147,8 @@ def _build_case(doc: dict, where: str, path: Path, cid: str) -> Case:
         query = parse(sql, keep_invalid=expects_error)
     except InvalidInput as e:
         raise InvalidCase(str(e), f"{where}: sql") from None
+    if (problem := model_name_problem(query)) is not None:
+        raise InvalidCase(problem, f"{where}: sql")
     error = doc.get("error")
     if not expects_error:
         _check_names(query, tables, where)

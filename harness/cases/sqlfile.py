@@ -51,6 +51,7 @@ from harness.core.errors import (
     ReferenceGap,
 )
 from harness.core.model import ColumnDef, Literal, Query, Select, SelectItem, TableSchema, Values
+from harness.core.names import model_name_problem, schema_problem
 from harness.core.types import from_arrow, to_arrow
 from harness.sql.constructs import construct_at
 from harness.sql.script import Statement, split_statements
@@ -178,7 +179,7 @@ def _read_one(f: _File, s: Statement) -> None:
     is_query = _QUERY_START.match(s.text) is not None
     f.queries += is_query
     try:
-        _run(f, s, read_statement(s.text))
+        _run(f, s, _named_well(read_statement(s.text)))
     except NestedTooDeeply as e:
         # Past the harness's documented limit, not a construct the model lacks: the file's error.
         line, column = _position(e) or (1, 1)
@@ -196,6 +197,14 @@ def _read_one(f: _File, s: Statement) -> None:
     except InvalidInput as e:
         f.out.invalid.append(InvalidCase(str(e), f.where(s)))
         _mark(f, s, is_query)
+
+
+def _named_well(statement: object) -> object:
+    """`statement`, unless a name it gives or reads is one the harness refuses (the file's error)."""
+    problem = schema_problem(statement.schema) if isinstance(statement, CreateTable) else None
+    if (problem := problem or model_name_problem(statement)) is not None:
+        raise InvalidCase(problem)
+    return statement
 
 
 def _position(e: InvalidQuery) -> tuple[int, int] | None:
@@ -312,9 +321,12 @@ def _schema_of(name: str, table: pa.Table, where: str) -> TableSchema:
     if repeated:
         raise InvalidCase(f"table {name!r} would have two columns {repeated[0]!r} (give them aliases)", where)
     try:
-        return TableSchema(name, tuple(ColumnDef(c.name, from_arrow(c.type)) for c in table.schema))
+        schema = TableSchema(name, tuple(ColumnDef(c.name, from_arrow(c.type)) for c in table.schema))
     except InvalidInput as e:
         raise InvalidQuery(f"table {name!r}: {e}") from None
+    if (problem := schema_problem(schema)) is not None:
+        raise InvalidCase(problem, where)
+    return schema
 
 
 def _empty(schema: TableSchema) -> pa.Table:
