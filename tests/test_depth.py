@@ -62,17 +62,18 @@ LIMIT_MESSAGE = f"nested too deeply (limit {MAX_DEPTH})"
 # 1,000, and pytest with Hypothesis stands about 50 deep when a test starts.
 FRAME_BUDGET = 700
 
-# One level of nesting each, around an expression `e`: every one adds at least one
-# node to the model, so more than MAX_DEPTH of them is too deep, whatever the mix.
+# One level of nesting each, around an expression `e` that each puts in parentheses
+# or in a clause of its own (so any mix reads as SQL): more than MAX_DEPTH of them
+# is too deep, whatever the mix. Long chains without parentheses are `deep_sql`'s.
 EXPR_WRAPPERS: dict[str, Callable[[str], str]] = {
-    "parentheses": lambda e: f"({e}) + 0",
-    "chain": lambda e: f"{e} + 1",
+    "parentheses": lambda e: f"({e})",
+    "chain": lambda e: f"({e}) + 1",
     "right chain": lambda e: f"1 + ({e})",
-    "or": lambda e: f"{e} OR a = 1",
-    "concat": lambda e: f"{e} || 'x'",
+    "or": lambda e: f"({e}) OR a = 1",
+    "concat": lambda e: f"({e}) || 'x'",
     "negation": lambda e: f"-({e})",
-    "not": lambda e: f"NOT {e}",
-    "cast": lambda e: f"{e}::bigint",
+    "not": lambda e: f"NOT ({e})",
+    "cast": lambda e: f"({e})::bigint",
     "call": lambda e: f"abs({e})",
     "coalesce": lambda e: f"coalesce(1, {e})",
     "case": lambda e: f"CASE WHEN a = 1 THEN {e} END",

@@ -26,23 +26,35 @@ parser, writer and reference to them at the limits).
 from __future__ import annotations
 
 from harness.core.errors import NestedTooDeeply
-from harness.core.model import children
 
 MAX_DEPTH = 32
 MAX_MODEL_DEPTH = 2 * MAX_DEPTH
 
 
 def model_depth(node: object, stop: int | None = None) -> int:
-    """The number of model nodes on the longest path down from `node`, counted
-    without recursion; the count stops growing past `stop` (the caller's limit)."""
+    """The number of model nodes on the longest path down from `node` (the nodes
+    `harness.core.model.children` gives), counted without recursion; the count
+    stops growing past `stop` (the caller's limit)."""
     deepest, stack = 0, [(node, 1)]
     while stack:
         current, depth = stack.pop()
-        deepest = max(deepest, depth)
-        if stop is not None and deepest > stop:
-            return deepest
-        stack.extend((child, depth + 1) for child in children(current))
+        if depth > deepest:
+            deepest = depth
+            if stop is not None and deepest > stop:
+                return deepest
+        below = depth + 1
+        for name in getattr(current, "__dataclass_fields__", ()):
+            value = getattr(current, name)
+            if isinstance(value, tuple):
+                # A tuple is no level (CASE's (when, then) pairs are flat too).
+                stack.extend((v, below) for v in _flat(value) if hasattr(v, "__dataclass_fields__"))
+            elif hasattr(value, "__dataclass_fields__"):
+                stack.append((value, below))
     return deepest
+
+
+def _flat(items: tuple) -> list[object]:
+    return [x for item in items for x in (item if isinstance(item, tuple) else (item,))]
 
 
 def check_depth(node: object, limit: int = MAX_MODEL_DEPTH, where: str | None = None) -> None:
