@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 import pyarrow as pa
 
+from harness.core.depth import check_depth
 from harness.core.errors import HarnessError, ReferenceGap
 from harness.core.model import Query
 from harness.core.semantics import SemanticsProfile
@@ -24,6 +25,9 @@ def evaluate(
     profile: SemanticsProfile = DEFAULT_PROFILE,
     peer_order: PeerOrder | None = None,
 ) -> Evaluation:
+    # Refused before evaluation, which recurses over the model: a model built in code
+    # may be deeper than the parser lets text be (the same error as the parser's).
+    check_depth(query)
     try:
         return evaluate_query(query, tables, profile=profile, peer_order=peer_order)
     except HarnessError:

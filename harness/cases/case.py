@@ -13,13 +13,13 @@ from typing import TypeVar
 
 import pyarrow as pa
 
-from harness.cases.names import bad_name, check_table_names
 from harness.cases.source_answer import check_source_answer
 from harness.cases.tables import coerce_value, load_tables, rows_sink
 from harness.cases.tables import require as _require
 from harness.cases.yamldoc import read_yaml
 from harness.core.errors import HarnessError, InvalidCase, InvalidInput, InvalidQuery
 from harness.core.model import Query, TableSchema
+from harness.core.names import model_name_problem
 
 __all__ = ["Case", "Expected", "ListedCase", "case_from_doc", "case_id", "coerce_value", "discover",
            "list_cases", "load_case", "load_cases"]
@@ -134,25 +134,11 @@ def list_case(path: Path, case_id_: str) -> ListedCase:
     return ListedCase(case_id_, _require(doc, "description", str, where), path)
 
 
-def _check_sql_names(sql: str, where: str) -> None:
-    """InvalidCase at the first name of `sql` that cannot be a user's; SQL the
-    lexer cannot read is the parser's error to say."""
-    try:
-        found = bad_name(sql)
-    except InvalidQuery:
-        return
-    if found is not None:
-        token, why = found
-        raise InvalidCase(f"{token.line}:{token.column}: {why}", where)
-
-
 def _build_case(doc: dict, where: str, path: Path, cid: str) -> Case:
     from harness.sql import parse
 
     schemas, tables = load_tables(_require(doc, "tables", dict, where), where)
     sql = _require(doc, "sql", str, where)
-    check_table_names(tables, f"{where}: tables")
-    _check_sql_names(sql, f"{where}: sql")
     # A case that expects an error (its own, or its source's) may hold a frame the
     # syntax rules forbid, or a name that does not resolve: the very error expected.
     source = doc.get("source_answer")
@@ -161,6 +147,8 @@ def _build_case(doc: dict, where: str, path: Path, cid: str) -> Case:
         query = parse(sql, keep_invalid=expects_error)
     except InvalidInput as e:
         raise InvalidCase(str(e), f"{where}: sql") from None
+    if (problem := model_name_problem(query)) is not None:
+        raise InvalidCase(problem, f"{where}: sql")
     error = doc.get("error")
     if not expects_error:
         _check_names(query, tables, where)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.core.errors import InvalidInput, InvalidQuery
-from harness.core.model import ColumnDef, Query, TableSchema
+from harness.core.model import ColumnDef, Query, TableSchema, children
 from harness.core.types import SqlType, parse_type_name
 from harness.sql.expr_parser import at
 from harness.sql.lexer import Kind
@@ -82,7 +82,7 @@ def read_statement(text: str) -> Statement:
         raise _unknown_kind(p)
     if p.c.peek().kind is not Kind.END:
         raise p.c.error("expected the end of the statement")
-    p.run_deferred()
+    p.finish(*children(statement))  # the statement's node is no level of its query
     return statement
 
 

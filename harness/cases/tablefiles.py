@@ -14,6 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from harness.core.errors import InvalidInput
+from harness.core.names import name_problem
 from harness.core.types import (
     BOOL,
     DATE,
@@ -71,6 +72,9 @@ def read_table_file(path: Path) -> pa.Table:
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise InvalidInput(f"column {repeated[0]!r} appears twice", str(path))
+    problems = (name_problem(path.stem), *map(name_problem, names))
+    if (problem := next((p for p in problems if p is not None), None)) is not None:
+        raise InvalidInput(problem, str(path))
     columns = []
     for name, column in zip(names, raw.columns, strict=True):
         t = column_type(column.type, f"{path}: column {name!r}")

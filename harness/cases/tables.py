@@ -18,6 +18,7 @@ import pyarrow as pa
 from harness.core.day_time import parse_day_time
 from harness.core.errors import InvalidCase, InvalidInput
 from harness.core.model import ColumnDef, TableSchema
+from harness.core.names import schema_problem
 from harness.core.types import MAX_HUGEINT, SqlType, TypeKind, parse_type_name, to_arrow
 
 # Rows turned into Arrow at a time: large enough that Arrow's per-call cost does
@@ -66,7 +67,10 @@ def load_schema(name: str, columns: dict, where: str) -> TableSchema:
         defs.append(ColumnDef(str(col), column_type))
     if not defs:
         raise InvalidCase("a table needs at least one column", f"{where}.columns")
-    return TableSchema(name, tuple(defs))
+    schema = TableSchema(name, tuple(defs))
+    if (problem := schema_problem(schema)) is not None:
+        raise InvalidCase(problem, where)
+    return schema
 
 
 def rows_sink(where: str):

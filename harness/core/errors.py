@@ -43,6 +43,16 @@ class InvalidQuery(InvalidInput):
     """SQL text the canonical parser cannot read, or a model that is not valid."""
 
 
+class NestedTooDeeply(InvalidQuery):
+    """SQL, or a model built in code, nested deeper than the harness reads
+    (`harness.core.depth`): refused as input, before anything recursive over the
+    model (the writer, the reference, the instrumenter) could overflow the stack."""
+
+    def __init__(self, limit: int, where: str | None = None) -> None:
+        self.limit = limit
+        super().__init__(f"nested too deeply (limit {limit})", where)
+
+
 class DirectoryInUse(InvalidInput):
     """An output directory another command is writing (it holds the directory's lock)."""
 

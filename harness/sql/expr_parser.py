@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 
 from harness.core import functions
-from harness.core.errors import InvalidInput, InvalidQuery
+from harness.core.depth import MAX_DEPTH
+from harness.core.errors import InvalidInput, InvalidQuery, NestedTooDeeply
 from harness.core.functions import FunctionKind, FunctionSpec
 from harness.core.model import (
     COMPARISONS,
@@ -76,18 +78,49 @@ class ExprParser:
         # expect the query to fail (error conformance), where the reference
         # then raises EvaluationError, as engines should.
         self.keep_invalid = keep_invalid
+        # How many nested constructs (parenthesised expressions, subqueries,
+        # calls in calls, NOT NOT ...) the parser is inside: each costs up to 15
+        # Python frames of this recursive descent, so the limit keeps the parser
+        # within the stack (`harness.core.depth`).
+        self.depth = 0
+
+    # -- nesting -------------------------------------------------------------
+
+    @contextmanager
+    def nested(self) -> Iterator[None]:
+        """One level deeper while the block reads; NestedTooDeeply past the limit."""
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                raise NestedTooDeeply(MAX_DEPTH, at(self.c.peek()))
+            yield
+        finally:
+            self.depth -= 1
+
+    def chained(self, links: int) -> int:
+        """`links + 1`: one more link of a left-deep chain (`a + b + c`, `x::t::u`),
+        read by a loop but a level of the model each; NestedTooDeeply past the limit."""
+        if self.depth + links + 1 > MAX_DEPTH:
+            raise NestedTooDeeply(MAX_DEPTH, at(self.c.peek()))
+        return links + 1
 
     # -- operators, lowest precedence first -------------------------------
 
     def expr(self) -> Expr:
-        left = self._and()
+        with self.nested():
+            return self._or()
+
+    def _or(self) -> Expr:
+        left, links = self._and(), 0
         while self.c.accept_word("or"):
+            links = self.chained(links)
             left = BinaryOp(BinaryOperator.OR, left, self._and())
         return left
 
     def _and(self) -> Expr:
-        left = self._not()
+        left, links = self._not(), 0
         while self.c.accept_word("and"):
+            links = self.chained(links)
             left = BinaryOp(BinaryOperator.AND, left, self._not())
         return left
 
@@ -97,12 +130,14 @@ class ExprParser:
             self.c.advance()
             return self._exists(negated=True)
         if self.c.accept_word("not"):
-            return UnaryOp(UnaryOperator.NOT, self._not())
+            with self.nested():
+                return UnaryOp(UnaryOperator.NOT, self._not())
         return self._is()
 
     def _is(self) -> Expr:
-        e = self._comparison()
+        e, links = self._comparison(), 0
         while self.c.accept_word("is"):
+            links = self.chained(links)
             negated = self.c.accept_word("not")
             if self.c.accept_word("distinct", "from"):
                 op = (BinaryOperator.IS_NOT_DISTINCT_FROM if negated
@@ -140,8 +175,9 @@ class ExprParser:
         return InList(operand, items, negated)
 
     def _concat(self) -> Expr:
-        left = self.additive()
+        left, links = self.additive(), 0
         while self.c.accept_op("||"):
+            links = self.chained(links)
             left = BinaryOp(BinaryOperator.CONCAT, left, self.additive())
         return left
 
@@ -152,9 +188,10 @@ class ExprParser:
         return self._binary_level(_MULTIPLICATIVE, self._unary)
 
     def _binary_level(self, ops: dict[str, BinaryOperator], operand: Callable[[], Expr]) -> Expr:
-        left = operand()
+        left, links = operand(), 0
         while (tok := self.c.peek()).kind is Kind.OP and tok.value in ops:
             self.c.advance()
+            links = self.chained(links)
             left = BinaryOp(ops[tok.value], left, operand())
         return left
 
@@ -167,7 +204,8 @@ class ExprParser:
         if tok.kind in NUMBERS and not self.c.at_op("::", 1):
             self.c.advance()
             return self._number(tok, "-")
-        return UnaryOp(UnaryOperator.NEG, self._unary())
+        with self.nested():
+            return UnaryOp(UnaryOperator.NEG, self._unary())
 
     def _postfix(self) -> Expr:
         """A primary with its `::type` casts; `5::bigint` folds as CAST(5 AS BIGINT) does."""
@@ -175,7 +213,9 @@ class ExprParser:
         tok = self.c.peek()
         e = self._primary()
         bare = _bare_token(tok) if self.c.pos == start + 1 else None
+        links = 0
         while self.c.accept_op("::"):
+            links = self.chained(links)
             to = self._type(postfix=True)
             folded = fold_cast(bare[0], bare[1], to) if bare else None
             e, bare = folded or Cast(e, to), None
@@ -244,6 +284,8 @@ class ExprParser:
         start = self.c.pos
         try:
             return self._parenthesized_query()
+        except NestedTooDeeply:
+            raise  # as deep read as an expression: no other reading can help
         except InvalidQuery:
             self.c.pos = start
             return None

@@ -111,9 +111,6 @@ class _Lexer:
             tok = self.quoted('"', Kind.QUOTED)
             if not tok.value:
                 raise self.error(start, "zero-length quoted name")
-            if "\x00" in tok.value:
-                raise self.error(start, "a quoted name holds a NUL character (U+0000), which no "
-                                 "engine's SQL text can carry")
             return tok
         if m := _NUMBER.match(text, start):
             if m.end() < len(text) and (text[m.end()].isalpha() or text[m.end()] == "_"):

@@ -17,7 +17,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 
-from harness.core.errors import InvalidQuery
+from harness.core.depth import MAX_DEPTH, check_depth
+from harness.core.errors import InvalidQuery, NestedTooDeeply
 from harness.core.model import (
     AllColumns,
     CommonTable,
@@ -64,9 +65,22 @@ class Parser(ExprParser):
         for check in self.deferred:
             check()
 
+    def finish(self, *models: object) -> None:
+        """The checks of the whole text once read: the deferred ones, and the depth
+        of the models it became (a long chain mixed with nesting can pass the
+        parser's own count), said at the text's first token. The depth first: the
+        deferred checks recurse over the model."""
+        for model in models:
+            check_depth(model, MAX_DEPTH, at(self.c.tokens[0]))
+        self.run_deferred()
+
     # -- queries -----------------------------------------------------------
 
     def query(self) -> Query:
+        with self.nested():
+            return self._query()
+
+    def _query(self) -> Query:
         if self.c.at_word("with"):
             return self._with()
         return self._tail(self._union_chain())
@@ -103,8 +117,9 @@ class Parser(ExprParser):
         return tuple(names)
 
     def _union_chain(self) -> Query:
-        left = self._operand()
+        left, links = self._operand(), 0
         while self.c.accept_word("union"):
+            links = self.chained(links)
             if not self.c.accept_word("all"):
                 raise self.c.error("expected ALL (only UNION ALL is supported)")
             left = UnionAll(left, self._operand())
@@ -239,14 +254,16 @@ class Parser(ExprParser):
 
     def _from(self) -> Source:
         # A comma binds more loosely than JOIN: `a, b JOIN c ON x` is a, (b JOIN c).
-        source = self._joined()
+        source, links = self._joined(), 0
         while self.c.accept_op(","):
+            links = self.chained(links)
             source = Join(JoinKind.CROSS, source, self._joined())
         return source
 
     def _joined(self) -> Source:
-        source = self._source()
+        source, links = self._source(), 0
         while (kind := self._join_kind()) is not None:
+            links = self.chained(links)
             right = self._source()
             on: Expr | None = None
             if kind is not JoinKind.CROSS:
@@ -293,19 +310,24 @@ class Parser(ExprParser):
         return SubqueryRef(query, alias, columns)
 
     def _parenthesised_join(self) -> Source:
-        self.c.expect_op("(")
-        source = self._from()
-        self.c.expect_op(")")
-        return source
+        with self.nested():
+            self.c.expect_op("(")
+            source = self._from()
+            self.c.expect_op(")")
+            return source
 
     def _query_or_join(self) -> Source:
         start = self.c.pos
         try:
             return self._derived_table()
+        except NestedTooDeeply:
+            raise  # as deep read as a join: no other reading can help
         except InvalidQuery as as_query:
             reached, self.c.pos = self.c.pos, start
             try:
                 return self._parenthesised_join()
+            except NestedTooDeeply:
+                raise
             except InvalidQuery:
                 if reached > self.c.pos:  # report the reading that got further
                     raise as_query from None
@@ -366,7 +388,7 @@ def parse(text: str, keep_invalid: bool = False) -> Query:
     p = Parser(text, keep_invalid)
     q = p.query()
     _finish(p)
-    p.run_deferred()
+    p.finish(q)
     return q
 
 
@@ -375,5 +397,5 @@ def parse_expr(text: str) -> Expr:
     p = Parser(text)
     e = p.expr()
     _finish(p)
-    p.run_deferred()
+    p.finish(e)
     return e

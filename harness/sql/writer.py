@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.core import functions
+from harness.core.depth import check_depth
 from harness.core.dialect import Dialect, Feature, IgnoreNullsPlacement
 from harness.core.errors import InvalidQuery, Unsupported
 from harness.core.model import (
@@ -84,11 +85,14 @@ _TABLE_FUNCTION_FEATURES = {"generate_series": Feature.GENERATE_SERIES,
 
 
 def write(query: Query, dialect: Dialect = CANONICAL) -> str:
-    """The SQL text of `query` in `dialect`; raises Unsupported for a missing feature."""
+    """The SQL text of `query` in `dialect`; raises Unsupported for a missing feature,
+    NestedTooDeeply for a model deeper than the writer's recursion can hold."""
+    check_depth(query)
     return _Writer(dialect).query(query)
 
 
 def write_expr(expr: Expr, dialect: Dialect = CANONICAL) -> str:
+    check_depth(expr)
     return _Writer(dialect).expr(expr)
 
 
