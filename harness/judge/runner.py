@@ -343,7 +343,7 @@ def run_case(case: Case, engines: Sequence[Engine], clock: Counter | None = None
             clock[engine.name] += result.seconds
         results.append(result)
     if timing is not None:
-        timing.add(prepared, results)
+        timing.add_times(prepared, results)
     if flag:
         prepared.flag_suspect_reference(results, engines)
     if bare:
