@@ -209,8 +209,10 @@ def test_a_line_separator_in_a_description_or_file_name_starts_no_record(tmp_pat
 
 
 @pytest.mark.parametrize("fmt", ["slt", "duckdb-test"])
-@pytest.mark.parametrize(("column", "literal"), [('"a\n\nb"', "'z'"), ("s", "'z\n\nw'")])
-def test_a_line_break_in_a_name_or_literal_of_the_query_is_refused_for_a_test_file(
+# A name holding a line break never loads (a control character: tests/test_names.py);
+# a string literal may hold one.
+@pytest.mark.parametrize(("column", "literal"), [("s", "'z\n\nw'")])
+def test_a_line_break_in_a_literal_of_the_query_is_refused_for_a_test_file(
         tmp_path: Path, engines, fmt: str, column: str, literal: str) -> None:
     """A blank line ends a record: the export dropped it, and the test then ran
     another query than the case's. The bug report carries it, as pasted."""
