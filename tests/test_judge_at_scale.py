@@ -25,6 +25,7 @@ from harness.engines.registry import get_engine
 from harness.judge.compare import Judgement, Verdict, compare
 from harness.judge.instrument import instrument, with_rowid
 from harness.judge.oracle import Oracle
+from harness.judge.partitions import local_key
 from harness.sql import parse
 
 ROWS = 50_000
@@ -277,3 +278,17 @@ def test_the_run_says_the_reference_and_the_judging_times(tmp_path):
     # (comparing them row by row as Python values took most of a 200,000-row run).
     duckdb = next(r for r in json.loads(done.stdout)["results"] if r["engine"] == "duckdb")
     assert duckdb["verdict"] == "match" and not any(n.startswith("by design") for n in duckdb["notes"])
+
+
+@pytest.mark.parametrize(("sql", "local"), [
+    (f"SELECT p, o, {WINDOWS[0]} FROM t", True),
+    # A window of the ORDER BY over another partitioning (the instrumenter makes it
+    # a hidden output column): one partition's rows alone would give it other
+    # values, so the answer is not judged by partitions.
+    (f"SELECT p, o, {WINDOWS[0]} FROM t ORDER BY row_number() OVER (ORDER BY o, x)", False),
+    (f"SELECT p, o, {WINDOWS[0]}, count(*) OVER () AS n FROM t", False),
+])
+def test_partitions_are_judged_apart_only_when_every_window_shares_their_key(sql: str, local: bool) -> None:
+    plan = instrument(parse(sql), (SCHEMA,))
+    tables = with_rowid({"t": _table(20, 1, 3, 4)})
+    assert (local_key(plan, tables) is not None) is local
