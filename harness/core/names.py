@@ -10,7 +10,7 @@ Refused at load time, naming the name, rather than sent to engines:
   column of that name makes the instrumented query ambiguous;
 - the output columns of a SELECT (its aliases and the columns it names) or a
   derived table's or WITH query's column list whose names differ only in
-  case: DuckDB, SQLite and Spark compare even quoted names case-insensitively,
+  case: DuckDB and SQLite compare even quoted names case-insensitively,
   so `(SELECT a AS x, b AS "X") AS s` reads one column twice there (a false
   mismatch on DuckDB and SQLite), and the harness cannot spell it otherwise.
 
@@ -63,7 +63,7 @@ def collision_problem(names: Iterable[str], what: str) -> str | None:
         other = seen.setdefault(name.casefold(), name)
         if other != name:
             return (f"{what} {other!r} and {name!r} differ only in case, and engines that "
-                    "compare names case-insensitively (DuckDB, SQLite, Spark) take them for one")
+                    "compare names case-insensitively (DuckDB, SQLite) take them for one")
     return None
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.core.dialect import NULLS_SMALLEST, Dialect, Feature, Release
-from harness.core.names import CASE_ONLY_NAMES
 from harness.core.semantics import (
     ArrayAgg,
     AvgType,
@@ -177,8 +176,6 @@ class SparkDialect(Dialect):
 SPARK = SparkDialect(
     name="spark",
     unsupported=UNSUPPORTED,
-    # Names told apart only by letter case: spark.sql.caseSensitive is false by default: a query naming "a" of a table with "a" and "A" is AMBIGUOUS_REFERENCE (4.3.0).
-    unrepresentable=frozenset({CASE_ONLY_NAMES}),
     refusals=REFUSALS,
     missing_functions=MISSING_FUNCTIONS,
     function_names=FUNCTION_NAMES,
